@@ -215,6 +215,17 @@ KILN_FN T kiln_sinc(T a) {
   return kiln_select(a == T(0), T(1), kiln_sin(y) / kiln_select(a == T(0), T(1), y));
 }
 
+// ---- loops -----------------------------------------------------------------------------------
+// Python's len(range(start, stop, step)) without overflow (ir::loop_trip_count): the generated
+// loops of a graph loop (codegen/cpp/loop_driver.h, codegen/cuda/device_loops.cpp).
+KILN_FN int64_t kiln_trip_count(int64_t start, int64_t stop, int64_t step) {
+  typedef unsigned long long u64;
+  if (step > 0 && start < stop) return (int64_t)(((u64)stop - (u64)start - 1) / (u64)step) + 1;
+  if (step < 0 && start > stop)
+    return (int64_t)(((u64)start - (u64)stop - 1) / (0 - (u64)step)) + 1;
+  return 0;
+}
+
 // ---- division ------------------------------------------------------------------------------
 // Floats follow NumPy's npy_divmod exactly: the quotient is floor((a - fmod(a, b)) / b) with
 // NumPy's correction; b == 0 gives a / b (inf or NaN). Integers follow Python: the quotient is

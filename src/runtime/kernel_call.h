@@ -37,7 +37,8 @@ struct CudaKernelCall {
   std::vector<std::vector<CudaLaunch>> alternatives;
   // >= 0: a generated kernel that runs this Program step, an extern call, in place of the
   // library (codegen/cuda/skinny_matmul.cpp); its arguments are the call's inputs and output.
-  // max-autotune times it against the library.
+  // max-autotune times it against the library. A LoopBegin step: the kernel runs the whole
+  // loop (codegen/cuda/device_loops.cpp), and the loop's kernels may have no launches.
   int32_t replaces_step = -1;
 };
 

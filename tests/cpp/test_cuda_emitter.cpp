@@ -1418,5 +1418,71 @@ TEST(CudaEmitter, CubesAreNotPows) {
   EXPECT_GT(runtime::cuda::compile_cubin(source.text, "cubes.cu", 90).size(), 0u);
 }
 
+// Newton's square root of `n` elements until it stops moving: a while loop whose test is a
+// reduction of the body (the kind a host-driven loop reads back each iteration).
+ir::Graph newton_while(int64_t n) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  const ir::Shape shape{n};
+  auto body = std::make_shared<ir::Graph>();
+  {
+    ir::Builder inner(*body);
+    inner.parameter(DType::Int64, {});
+    inner.parameter(DType::Bool, {});
+    ir::ValueId x = inner.parameter(DType::Float64, shape);
+    ir::ValueId a = inner.parameter(DType::Float64, shape);
+    ir::ValueId half = inner.constant(ir::Scalar::of(0.5), DType::Float64, shape);
+    ir::ValueId next = inner.binary(
+        ir::Op::mul, half, inner.binary(ir::Op::add, x, inner.binary(ir::Op::div, a, x)));
+    ir::ValueId change = inner.reduce(
+        ir::Op::max, inner.unary(ir::Op::abs, inner.binary(ir::Op::sub, next, x)), {0}, false);
+    ir::ValueId moving = inner.binary(ir::Op::gt, change,
+                                      inner.constant(ir::Scalar::of(1e-12), DType::Float64));
+    body->set_outputs({moving, next});
+  }
+  ir::ValueId a = b.parameter(DType::Float64, shape);
+  ir::ValueId loop = b.loop(b.constant(ir::Scalar::of_int(0), DType::Int64),
+                            b.constant(ir::Scalar::of_int(1000), DType::Int64), 1,
+                            {b.constant(ir::Scalar::of_int(1), DType::Bool), a}, {a}, body,
+                            /*while_loop=*/true);
+  graph.set_outputs({b.loop_result(loop, 1)});
+  return graph;
+}
+
+// A graph loop of small kernels is one kernel that walks its iterations on the device
+// (codegen/cuda/device_loops.cpp): its call replaces the loop's steps, the loop's kernels get
+// no launch of their own, the body's launches are __device__ functions of a named barrier, and
+// a carried result the loop may leave in its partner's buffer is copied back. A body of a
+// million elements a launch stays a loop of launches from the host.
+TEST(CudaEmitter, LoopsOfSmallKernelsRunOnTheDevice) {
+  for (const auto& [graph, device] :
+       {std::pair{newton_while(256), true}, std::pair{loop_and_product(false), true},
+        std::pair{newton_while(1 << 20), false}}) {
+    detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
+    sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
+    codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
+    size_t begin = 0;
+    while (program.steps[begin].kind != sched::StepKind::LoopBegin) ++begin;
+    const std::string name = "kiln_loop" + std::to_string(begin);
+    EXPECT_EQ(source.text.find("__global__ void __launch_bounds__") != std::string::npos &&
+                  source.text.find(" " + name + "(") != std::string::npos,
+              device) << source.text;
+    if (!device) continue;
+    const runtime::CudaKernelCall& call = source.kernels.back();
+    EXPECT_EQ(call.replaces_step, static_cast<int32_t>(begin));
+    ASSERT_EQ(call.launches.size(), 1u);
+    EXPECT_EQ(call.launches[0].symbol, name);
+    EXPECT_EQ(call.launches[0].blocks, 1);
+    for (size_t s = begin + 1; s < static_cast<size_t>(program.steps[begin].loop.partner); ++s)
+      if (program.steps[s].kind == sched::StepKind::Kernel)
+        EXPECT_TRUE(source.kernels[static_cast<size_t>(program.steps[s].kernel)].launches.empty());
+    EXPECT_NE(source.text.find("static __device__ void " + name + "_s"), std::string::npos);
+    EXPECT_NE(source.text.find("kiln_block_copy(kiln_args["), std::string::npos) << source.text;
+    auto [code, log] = compile_with_nvcc(source.text, name);
+    EXPECT_EQ(code, 0) << log;
+  }
+  EXPECT_NE(emit(newton_while(256)).text.find("kiln_team_barrier("), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -141,7 +141,6 @@ CppSource emit_cpp(const Program& program, const Options& options, const target:
   prefix << kCppPreludeText << "\n" << kScalarMathText << "\n" << kScalarRandomText << "\n";
   prefix << op_table_text() << "\n";
   std::vector<size_t> loops = sched::compiled_loops(program);
-  if (!loops.empty()) prefix << kLoopDriverPrelude;
   // Declarations: a source split into several units (translation_units.h) defines each once.
   for (const sched::Buffer& buffer : program.buffers) {
     if (buffer.role != sched::BufferRole::Constant) continue;

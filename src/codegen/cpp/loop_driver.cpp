@@ -9,17 +9,6 @@
 
 namespace kiln::codegen {
 
-const char* const kLoopDriverPrelude =
-    "// Python's len(range(start, stop, step)) (ir/loop.h), without overflow.\n"
-    "static inline int64_t kiln_trip_count(int64_t start, int64_t stop, int64_t step) {\n"
-    "  typedef unsigned long long u64;\n"
-    "  if (step > 0 && start < stop) return (int64_t)(((u64)stop - (u64)start - 1) / (u64)step) + "
-    "1;\n"
-    "  if (step < 0 && start > stop) return (int64_t)(((u64)start - (u64)stop - 1) / (0 - "
-    "(u64)step)) + 1;\n"
-    "  return 0;\n"
-    "}\n";
-
 namespace {
 
 class DriverPrinter {

@@ -22,7 +22,4 @@ namespace kiln::codegen {
 std::string loop_driver_text(const sched::Program& program,
                              const std::vector<runtime::KernelCall>& kernels, size_t begin);
 
-// The helper the loop functions share (pasted once before them).
-extern const char* const kLoopDriverPrelude;
-
 }  // namespace kiln::codegen

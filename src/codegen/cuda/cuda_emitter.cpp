@@ -116,12 +116,12 @@ void CudaKernelEmitter::block_per_iteration() {
   if (plan_.warp_iterations) {  // every lane of a warp walks the warp's iterations
     const std::string warps = std::to_string(plan_.threads / kWarp);
     line("const int kiln_lane = threadIdx.x & 31;");
-    line("for (int64_t kiln_flat = (int64_t)blockIdx.x * " + warps + " + (threadIdx.x >> 5); "
-         "kiln_flat < " + std::to_string(plan_.iterations) + "; kiln_flat += (int64_t)gridDim.x * " +
+    line("for (int64_t kiln_flat = (int64_t)" + block_index() + " * " + warps + " + (threadIdx.x >> 5); "
+         "kiln_flat < " + std::to_string(plan_.iterations) + "; kiln_flat += (int64_t)" + grid_blocks() + " * " +
          warps + ") {");
   } else {  // every thread of the block walks the same iterations: the barriers are uniform
-    line("for (int64_t kiln_flat = blockIdx.x; kiln_flat < " + std::to_string(plan_.iterations) +
-         "; kiln_flat += gridDim.x) {");
+    line("for (int64_t kiln_flat = " + block_index() + "; kiln_flat < " + std::to_string(plan_.iterations) +
+         "; kiln_flat += " + grid_blocks() + ") {");
   }
   open_block();
   flattened_chain("kiln_flat");
@@ -557,8 +557,13 @@ CudaSource emit_cuda(const Program& program, const Options& options,
   source.header = header.str();
   const std::vector<target::Target> variants =
       launch_alternatives ? launch_variants(target) : std::vector<target::Target>{};
+  const DeviceLoops device_loops = plan_device_loops(program, target);
   std::unordered_map<std::string, size_t> kernel_of_key;  // the first kernel of each code
   for (const Kernel& kernel : program.kernels) {
+    if (device_loops.kernels.count(static_cast<int32_t>(source.kernels.size()))) {
+      source.kernels.emplace_back();  // run by its loop's kernel only
+      continue;
+    }
     sched::KernelSignature signature = sched::kernel_signature(kernel, program);
     auto found = kernel_of_key.find(signature.key);
     if (found != kernel_of_key.end()) {
@@ -592,6 +597,7 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     source.kernels.push_back(entry);
   }
   add_skinny_matmuls(program, source);
+  add_device_loops(program, options, target, device_loops, source);
   source.text = source.header;
   for (const std::string& functions : source.functions) source.text += functions;
   return source;

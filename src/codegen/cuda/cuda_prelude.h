@@ -126,6 +126,22 @@ struct kiln_size_table {
   long long v[N];
 };
 
+// The barrier of a device loop's launch (codegen/cuda/device_loops.cpp): its first `threads`
+// threads (one or more whole warps) of the loop kernel's block, barrier 1 (0 is the block's).
+KILN_FN void kiln_team_barrier(int threads) {
+  asm volatile("bar.sync 1, %0;" : : "r"(threads) : "memory");
+}
+
+// `bytes` from `from` to `to` by every thread of the block, 8 at a time where both allow.
+KILN_FN void kiln_block_copy(char* to, const char* from, long long bytes) {
+  if ((((unsigned long long)to | (unsigned long long)from | (unsigned long long)bytes) & 7) == 0) {
+    for (long long j = threadIdx.x; j < bytes / 8; j += blockDim.x)
+      ((unsigned long long*)to)[j] = ((const unsigned long long*)from)[j];
+  } else {
+    for (long long j = threadIdx.x; j < bytes; j += blockDim.x) to[j] = from[j];
+  }
+}
+
 template <class T> KILN_FN T kiln_lowest_normal();
 template <> KILN_FN float kiln_lowest_normal<float>() { return 0x1p-126f; }
 template <> KILN_FN double kiln_lowest_normal<double>() { return 0x1p-1022; }

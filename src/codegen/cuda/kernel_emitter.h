@@ -219,9 +219,23 @@ void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& 
 void plan_step_unrolling(const Kernel& kernel, const target::Target& target, int64_t inner_work,
                          LaunchPlan& plan);
 
-// launch_plans.cpp: the launches of a kernel, in order.
+// launch_plans.cpp: the launches of a kernel, in order; the elements a statement touches (its
+// extents times its children's).
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target);
+int64_t statement_work(const Stmt& s);
+
+// device_loops.cpp: the graph loops that run on the device as one kernel each (their LoopBegin
+// steps), and the Program kernels only those loops run (the emitter gives them no launch of
+// their own); add_device_loops appends each loop's functions and its call, which replaces the
+// loop's steps (runtime::CudaKernelCall::replaces_step).
+struct DeviceLoops {
+  std::vector<size_t> begins;
+  std::set<int32_t> kernels;
+};
+DeviceLoops plan_device_loops(const Program& program, const target::Target& target);
+void add_device_loops(const Program& program, const Options& options, const target::Target& target,
+                      const DeviceLoops& loops, CudaSource& source);
 
 // combined_launches.cpp: consecutive launches of a kernel that may run as one, by index into
 // `plans`: ThreadPerIteration launches of loops of stores that share no buffer one of them
@@ -253,20 +267,35 @@ class CudaKernelEmitter : public CLikePrinter {
     int64_t blocks;
   };
   void combine(std::vector<Part> parts) { parts_ = std::move(parts); }
+  // The launch as a __device__ function a device loop's kernel calls (device_loops.cpp): the
+  // first plan_.threads threads of that kernel's one block run it as a grid of one block, and
+  // its barriers are theirs alone (kiln_team_barrier).
+  void inside_device_loop() { in_device_loop_ = true; }
 
  private:
   std::vector<Part> parts_;
   bool in_part_ = false;
+  bool in_device_loop_ = false;
   // The block's index in the grid, and the grid's blocks: a part's own range of them.
-  std::string block_index() const { return in_part_ ? "kiln_block" : "blockIdx.x"; }
-  std::string grid_blocks() const { return in_part_ ? "kiln_grid" : "gridDim.x"; }
+  std::string block_index() const {
+    return in_device_loop_ ? "0" : in_part_ ? "kiln_block" : "blockIdx.x";
+  }
+  std::string grid_blocks() const { return in_device_loop_ ? "1" : in_part_ ? "kiln_grid" : "gridDim.x"; }
+  // The barrier of the launch's threads.
+  std::string block_barrier() const {
+    return in_device_loop_ ? "kiln_team_barrier(" + std::to_string(plan_.threads) + ");"
+                           : "__syncthreads();";
+  }
   void combined_body();
 
   std::string function_header() const override {
     size_t table = arguments_.size() + (has_scratch() ? 1 : 0);
+    const std::string arguments =
+        "kiln_arg_table<" + std::to_string(std::max<size_t>(table, 1)) + ">";
+    if (in_device_loop_)
+      return "static __device__ void KILN_KERNEL_NAME(const " + arguments + "& kiln_args)";
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan_.threads) +
-           ") KILN_KERNEL_NAME(const kiln_arg_table<" + std::to_string(std::max<size_t>(table, 1)) +
-           "> kiln_args)";
+           ") KILN_KERNEL_NAME(const " + arguments + " kiln_args)";
   }
   std::string extra_arguments() const override {
     if (!has_scratch()) return "";
@@ -280,7 +309,7 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string threads() const { return std::to_string(team()); }
   // A thread's place in its team, and the barrier of the team.
   std::string member() const { return plan_.warp_iterations ? "kiln_lane" : "threadIdx.x"; }
-  std::string barrier() const { return plan_.warp_iterations ? "__syncwarp();" : "__syncthreads();"; }
+  std::string barrier() const { return plan_.warp_iterations ? "__syncwarp();" : block_barrier(); }
   // A split reduction's or a column tile's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
   bool has_scratch() const {
     return plan_.kind == LaunchKind::SplitReduce || plan_.kind == LaunchKind::ScanTiles ||
@@ -292,7 +321,8 @@ class CudaKernelEmitter : public CLikePrinter {
     const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
     bool written = std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(),
                              buffer) != kernel_.buffers_written.end();
-    if (written || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
+    // In a device loop a buffer one launch reads, another may have written in the same kernel.
+    if (written || in_device_loop_ || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
       return CLikePrinter::loaded_element(buffer, index);
     return "__ldg(" + buffer_name(buffer) + " + (" + index + "))";
   }

@@ -235,7 +235,7 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     line("if ((threadIdx.x & 31) == 0) " + acc + "_warps[threadIdx.x >> 5] = " + acc + ";");
     if (has_index(a)) line("if ((threadIdx.x & 31) == 0) " + acc + "_index_warps[threadIdx.x >> 5] = " + acc + "_index;");
   }
-  line("__syncthreads();");
+  line(block_barrier());
   if (plan_.threads / kWarp <= kMostWarpsMergedInOrder) {
     // Every thread merges the warps' values in order (the same value in each): one barrier
     // fewer than a first warp's shuffles and its broadcast (softmax rows 12.2 -> 11.7 us).
@@ -269,7 +269,7 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
       if (has_index(a)) line("if (threadIdx.x == 0) " + acc + "_index_warps[0] = " + acc + "_index;");
     }
     close_block();
-    line("__syncthreads();");
+    line(block_barrier());
     for (const sched::Accumulation& a : s.accumulations) {
       std::string acc = accumulator(a);
       line(acc + " = " + acc + "_warps[0];");
@@ -277,7 +277,7 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     }
   }
   // The next pass over this code (the next row) writes the same shared slots.
-  line("__syncthreads();");
+  line(block_barrier());
 }
 
 // The scalar fields of an accumulation's state, each kept in a scratch array of one slot per
@@ -331,7 +331,7 @@ void CudaKernelEmitter::column_tiles(const std::vector<Stmt>& body) {
     line("const int64_t kiln_tile = blockIdx.x % " + tiles + ";");
     line("const int64_t kiln_split = blockIdx.x / " + tiles + ";");
   } else {
-    line("for (int64_t kiln_tile = blockIdx.x; kiln_tile < " + tiles + "; kiln_tile += gridDim.x) {");
+    line("for (int64_t kiln_tile = " + block_index() + "; kiln_tile < " + tiles + "; kiln_tile += " + grid_blocks() + ") {");
     open_block();
   }
   line("const int64_t kiln_column = kiln_tile * " + std::to_string(kWarp) + " + (threadIdx.x & 31);");
@@ -378,7 +378,7 @@ void CudaKernelEmitter::column_combine(const Stmt& s) {
     line(acc + "_rows[kiln_row][threadIdx.x & 31] = " + acc + ";");
     if (has_index(a)) line(acc + "_index_rows[kiln_row][threadIdx.x & 31] = " + acc + "_index;");
   }
-  line("__syncthreads();");
+  line(block_barrier());
   line("if (kiln_row == 0) {");
   open_block();
   line("for (int kiln_other_row = 1; kiln_other_row < " + rows + "; ++kiln_other_row) {");
@@ -398,13 +398,13 @@ void CudaKernelEmitter::column_combine(const Stmt& s) {
     if (has_index(a)) line(acc + "_index_rows[0][threadIdx.x & 31] = " + acc + "_index;");
   }
   close_block();
-  line("__syncthreads();");
+  line(block_barrier());
   for (const sched::Accumulation& a : s.accumulations) {
     std::string acc = accumulator(a);
     line(acc + " = " + acc + "_rows[0][threadIdx.x & 31];");
     if (has_index(a)) line(acc + "_index = " + acc + "_index_rows[0][threadIdx.x & 31];");
   }
-  line("__syncthreads();");  // the next tile or statement writes the same slots
+  line(block_barrier());  // the next tile or statement writes the same slots
 }
 
 // BlockPerIteration with split blocks: block b takes iteration b % iterations and share
@@ -474,11 +474,11 @@ void CudaKernelEmitter::merge_block_splits(const std::vector<Stmt>& leading) {
         ++field;
       }
   line("__threadfence();");
-  line("__syncthreads();");
+  line(block_barrier());
   line("__shared__ bool kiln_last_block;");
   line("if (threadIdx.x == 0) kiln_last_block = atomicAdd(kiln_tickets + " + group + ", 1u) == " +
        splits + " - 1u;");
-  line("__syncthreads();");
+  line(block_barrier());
   line("if (!kiln_last_block) return;");
   line("__threadfence();");
   line("if (threadIdx.x == 0) kiln_tickets[" + group + "] = 0;  // ready for the next launch");

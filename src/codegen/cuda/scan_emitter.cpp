@@ -30,7 +30,7 @@ void CudaKernelEmitter::scan_tiles(const Stmt& s) {
   line("__shared__ " + type + " kiln_tile_prefix;");
   line("__shared__ bool kiln_last_tile;");
   line("if (threadIdx.x == 0) kiln_tile_shared = atomicAdd(kiln_counts, 1);");
-  line("__syncthreads();");
+  line(block_barrier());
   line("const long long kiln_tile = kiln_tile_shared;");
   line("const int kiln_lane = threadIdx.x & 31, kiln_warp = threadIdx.x >> 5;");
   line("auto kiln_combine = [](" + type + " x, " + type + " y) { return " + combine + "(x, y); };");
@@ -56,7 +56,7 @@ void CudaKernelEmitter::scan_tiles(const Stmt& s) {
   line("kiln_items[kiln_j] = kiln_x;");
   line("if (kiln_lane == 31) kiln_runs[kiln_j * " + std::to_string(warps) + " + kiln_warp] = kiln_x;");
   close_block();
-  line("__syncthreads();");
+  line(block_barrier());
   // Warp 0: the runs' exclusive prefixes (two runs a lane), the tile's total and its prefix.
   line("if (kiln_warp == 0) {");
   open_block();
@@ -92,7 +92,7 @@ void CudaKernelEmitter::scan_tiles(const Stmt& s) {
   close_block();
   line("if (kiln_lane == 0) kiln_tile_prefix = kiln_prefix;");
   close_block();
-  line("__syncthreads();");
+  line(block_barrier());
   // Every element: its tile's prefix, its run's, its own inclusive value in the run.
   line("#pragma unroll");
   line("for (int kiln_j = 0; kiln_j < " + items + "; ++kiln_j) {");
@@ -107,13 +107,13 @@ void CudaKernelEmitter::scan_tiles(const Stmt& s) {
   close_block();
   close_block();
   // The last tile to finish leaves the scratch as it found it (no tile looks back any more).
-  line("__syncthreads();");
+  line(block_barrier());
   line("if (threadIdx.x == 0) {");
   open_block();
   line("__threadfence();");
   line("kiln_last_tile = atomicAdd(kiln_counts + 1, 1) == " + tiles + " - 1;");
   close_block();
-  line("__syncthreads();");
+  line(block_barrier());
   line("if (kiln_last_tile) {");
   open_block();
   line("for (int64_t kiln_t = threadIdx.x; kiln_t < " + tiles + "; kiln_t += " + threads + ") kiln_flags[kiln_t] = 0;");

@@ -44,14 +44,22 @@ struct DeviceScalars {
 };
 
 // Whether walking the program reads nothing back from the device and runs nothing on the host,
-// so a CUDA graph can capture it: every graph loop has compile-time bounds and no while
-// condition, and no sort runs (argsort sorts on the host).
-bool capturable(const sched::Program& program) {
-  return std::all_of(program.steps.begin(), program.steps.end(), [](const sched::Step& step) {
-    if (step.kind == sched::StepKind::LoopBegin)
-      return step.loop.start < 0 && step.loop.stop < 0 && step.loop.condition < 0;
-    return step.kind != sched::StepKind::Extern || !ir::is_sort(step.call.op);
-  });
+// so a CUDA graph can capture it: every graph loop runs on the device (step_kernel: a kernel
+// replaces its steps) or has compile-time bounds and no while condition, and no sort runs
+// (argsort sorts on the host).
+bool capturable(const sched::Program& program, const std::vector<int32_t>& step_kernel) {
+  for (size_t k = 0; k < program.steps.size(); ++k) {
+    const sched::Step& step = program.steps[k];
+    if (step.kind == sched::StepKind::LoopBegin && step_kernel[k] >= 0) {
+      k = static_cast<size_t>(step.loop.partner);
+      continue;
+    }
+    if (step.kind == sched::StepKind::LoopBegin &&
+        (step.loop.start >= 0 || step.loop.stop >= 0 || step.loop.condition >= 0))
+      return false;
+    if (step.kind == sched::StepKind::Extern && ir::is_sort(step.call.op)) return false;
+  }
+  return true;
 }
 
 // The buffers some kernel or extern step of `program` reads.
@@ -113,7 +121,13 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   // Loops of bounds known at compile time count each iteration's (a graph captures them all).
   int64_t launches = 0;
   std::vector<int64_t> trips{1};
-  for (const sched::Step& step : program_.steps) {
+  for (size_t k = 0; k < program_.steps.size(); ++k) {
+    const sched::Step& step = program_.steps[k];
+    if (step.kind == sched::StepKind::LoopBegin && step_kernel_[k] >= 0) {  // a device loop
+      launches += trips.back();
+      k = static_cast<size_t>(step.loop.partner);
+      continue;
+    }
     if (step.kind == sched::StepKind::LoopBegin)
       trips.push_back(trips.back() * ir::loop_trip_count(step.loop.start_value,
                                                          step.loop.stop_value, step.loop.step));
@@ -126,7 +140,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   }
   graphs_possible_ = (settings_.cuda_graphs || settings_.host_bound_graphs) &&
                      launches >= kLeastLaunchesForAGraph && launches <= kMostCapturedLaunches &&
-                     capturable(program_);
+                     capturable(program_, step_kernel_);
   if (settings_.autotune) read_step_choices();
   cuda::synchronize(nullptr);  // the zeroed scratch, before work on other streams
   if (program_.arena_bytes > 0) arena_ = cuda::allocate(program_.arena_bytes);
@@ -185,8 +199,13 @@ bool CudaExecutable::on_device_memory(size_t slot, const void* pointer) {
 
 void CudaExecutable::queue_steps(char** table, void* stream,
                                  std::vector<std::shared_ptr<void>>* kept) {
+  auto device_loop = [&](size_t k) {  // a loop run by one kernel (codegen/cuda/device_loops.cpp)
+    if (step_kernel_[k] < 0) return false;
+    launch_kernel(static_cast<size_t>(step_kernel_[k]), table, stream);
+    return true;
+  };
   walk_steps(
-      program_, table, DeviceScalars{stream, &unread_inductions_}, [](size_t) { return false; },
+      program_, table, DeviceScalars{stream, &unread_inductions_}, device_loop,
       [&](size_t k) {
         if (tuning_now_ && !step_tuned_[k] && candidate_count(k) > 1)
           tune_step(k, table, stream);

@@ -5,7 +5,9 @@
 // cover (strided ones are not repacked), or Arrays over device memory (torch, CuPy: borrowed by
 // pointer), read in place. Outputs live where the inputs do: with any device input they are
 // device Arrays the caller gets without a copy, and the call returns without waiting for the
-// GPU; otherwise host Arrays, copied back. Graph loops run from the host, which reads each bound
+// GPU; otherwise host Arrays, copied back. A graph loop of small kernels runs as one kernel that
+// walks its iterations on the device (codegen/cuda/device_loops.cpp: CudaKernelCall::
+// replaces_step names its LoopBegin); other graph loops run from the host, which reads each bound
 // and condition back (8 bytes) per iteration. Extern calls (matmul, convolution) run in cuBLAS
 // and cuDNN on the same stream (cuda_extern_calls.h); one the libraries cannot run is refused
 // when the executable is made.
@@ -25,7 +27,7 @@
 // whose addresses repeat, copied out of the graph's buffers otherwise. A few graphs are kept,
 // one per set of addresses taken in place (results alternating between two arrays). Calls are
 // expected on one stream (the graph's buffers are reused). Programs of fewer than three
-// launches or with host-driven loops, and runs from host inputs, run as usual.
+// launches or with host-driven loops that read bounds back, and runs from host inputs, run as usual.
 //
 // default mode (ExecutionSettings::host_bound_graphs) replays a graph too, once runs are found
 // host-bound: a model of a few hundred small kernels and cuDNN calls (tens of microseconds of

@@ -1,0 +1,289 @@
+// Device loops: a graph loop whose body is small kernels (and loops of them) runs on the GPU as
+// one kernel of one block, the loop's control on the device. Run from the host, each iteration
+// costs a launch per kernel (a few microseconds of host time each) and, for a while loop or
+// bounds computed in the loop, a copy of 8 bytes back and a wait; a loop of one element per
+// iteration (a CRC, a sieve, a DP table) then takes microseconds an element. Here the loop's
+// kernel walks the iterations itself: each body launch is a __device__ function run by the
+// first threads of the block as a grid of one block (CudaKernelEmitter::inside_device_loop),
+// a block barrier between launches, the carried buffers' pointers swapped in registers.
+//
+// The loop's 0-d buffers live in shared memory while it runs (scalars_to_shared). The host's
+// table of buffers is left as it was: the block copies back what the steps after the loop read,
+// the 0-d values and the carried values the loop left in their partner's buffer (an odd number
+// of swaps), so those steps find them where a run of no swaps leaves them.
+//
+// One block of one multiprocessor is a small part of the GPU: a loop is run here only where its
+// body's work per launch is about what one block does in a launch's time (kElementsPerLaunch).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "codegen/cpp/cpp_emitter.h"
+#include "codegen/cuda/kernel_emitter.h"
+#include "sched/kernel_hash.h"
+
+namespace kiln::codegen::cuda_detail {
+
+namespace {
+
+// Elements one block computes in about the time a launch costs the host (2-3 us).
+constexpr int64_t kElementsPerLaunch = 16384;
+// A while test or bound read back from the device: a wait worth a few launches.
+constexpr int64_t kReadBackLaunches = 6;
+// The loop kernel's table of buffer pointers must fit a kernel's 4 KiB of parameters.
+constexpr size_t kMostLoopBuffers = 480;
+
+// The target a device loop's launches are planned for: one multiprocessor, no reduction split
+// over blocks (one block runs the launch).
+target::Target loop_target(const target::Target& target) {
+  target::Target one = target;
+  one.multiprocessors = 1;
+  one.split_reduction_work = int64_t{1} << 62;
+  return one;
+}
+
+// Whether a launch of `plan` runs as a device loop's function: a grid-stride launch, or one
+// block or thread, with no scratch, on whole warps (its barrier is a named one of whole warps).
+bool runs_inside_loop(const LaunchPlan& plan) {
+  switch (plan.kind) {
+    case LaunchKind::ThreadPerIteration:
+    case LaunchKind::BlockPerIteration:
+    case LaunchKind::OneBlock:
+      return plan.block_splits == 1 && plan.threads % kWarp == 0;
+    case LaunchKind::OneThread:
+      return true;
+    default:  // split, column and scan tiles keep scratch or much shared memory
+      return false;
+  }
+}
+
+struct LoopPlan {
+  size_t begin = 0;
+  std::map<size_t, std::vector<LaunchPlan>> plans;  // by kernel step
+  int threads = 1;                                  // the loop kernel's block
+};
+
+// The loop at `begin` as a device loop, or nullopt.
+std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
+                                  const target::Target& target) {
+  LoopPlan loop;
+  loop.begin = begin;
+  const size_t end = static_cast<size_t>(program.steps[begin].loop.partner);
+  int64_t work = 0, launches = 0;
+  std::set<int32_t> swapped, buffers;
+  const std::set<int32_t> outside = sched::buffers_used_outside(program, begin);
+  for (size_t s = begin; s <= end; ++s) {
+    const sched::Step& step = program.steps[s];
+    if (step.kind == sched::StepKind::Extern) return std::nullopt;
+    if (step.kind == sched::StepKind::LoopBegin &&
+        (step.loop.start >= 0 || step.loop.stop >= 0 || step.loop.condition >= 0))
+      launches += kReadBackLaunches;
+    for (const auto& [carried, next] : step.loop.swaps)  // each buffer in one swap (copy_back)
+      if (!swapped.insert(carried).second || !swapped.insert(next).second || outside.count(next))
+        return std::nullopt;
+    for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction, step.loop.condition})
+      if (b >= 0) buffers.insert(b);
+    if (step.kind != sched::StepKind::Kernel) continue;
+    const Kernel& kernel = program.kernels[static_cast<size_t>(step.kernel)];
+    buffers.insert(kernel.buffers_read.begin(), kernel.buffers_read.end());
+    buffers.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
+    std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
+    for (const LaunchPlan& plan : plans) {
+      if (!runs_inside_loop(plan)) return std::nullopt;
+      for (size_t k = plan.first; k < plan.last; ++k) work += statement_work(kernel.body[k]);
+      loop.threads = std::max(loop.threads, plan.threads);
+      ++launches;
+    }
+    loop.plans.emplace(s, std::move(plans));
+  }
+  if (work > kElementsPerLaunch * launches || buffers.size() + swapped.size() > kMostLoopBuffers)
+    return std::nullopt;
+  return loop;
+}
+
+// The loop kernel's text after its device functions (its table `b` of buffer pointers, slots by
+// buffer number).
+class LoopPrinter {
+ public:
+  LoopPrinter(const Program& program, const std::map<int32_t, size_t>& slot,
+              const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls,
+              const std::map<size_t, std::vector<int32_t>>& arguments, int threads)
+      : program_(program), slot_(slot), calls_(calls), arguments_(arguments), threads_(threads) {}
+
+  void loop(size_t begin, int depth) {
+    const sched::LoopControl& control = program_.steps[begin].loop;
+    const size_t end = static_cast<size_t>(control.partner);
+    const std::string pad(static_cast<size_t>(2 * depth), ' '), k = "k" + std::to_string(depth);
+    out_ << pad << "{\n"
+         << pad << "  const int64_t start = " << bound(control.start, control.start_value)
+         << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
+         << control.step << "ll);\n"
+         << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n";
+    // Every thread reads the test: the barrier after the body's last launch made it visible,
+    // and the next write to it comes after the barrier below.
+    if (control.condition >= 0)
+      out_ << pad << "    if (!*(volatile const bool*)" << buffer(control.condition) << ") break;\n";
+    out_ << pad << "    if (threadIdx.x == 0) *(int64_t*)" << buffer(control.induction)
+         << " = start + " << k << " * " << control.step << "ll;\n"
+         << pad << "    __syncthreads();\n";
+    for (size_t s = begin + 1; s < end; ++s) {
+      const sched::Step& step = program_.steps[s];
+      if (step.kind == sched::StepKind::LoopBegin) {
+        loop(s, depth + 2);
+        s = static_cast<size_t>(step.loop.partner);
+        continue;
+      }
+      const std::vector<int32_t>& arguments = arguments_.at(s);
+      std::string table = "kiln_arg_table<" + std::to_string(std::max<size_t>(arguments.size(), 1)) + ">{{";
+      for (size_t a = 0; a < arguments.size(); ++a) table += (a ? ", " : "") + buffer(arguments[a]);
+      table += arguments.empty() ? "nullptr}}" : "}}";
+      for (const auto& [symbol, threads] : calls_.at(s)) {
+        out_ << pad << "    " << (threads < threads_ ? "if (threadIdx.x < " + std::to_string(threads) + ") " : "")
+             << symbol << "(" << table << ");\n"
+             << pad << "    __syncthreads();\n";
+      }
+    }
+    for (const auto& [carried, next] : program_.steps[end].loop.swaps)
+      out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
+           << buffer(next) << "; " << buffer(next) << " = t; }\n";
+    out_ << pad << "  }\n" << pad << "}\n";
+  }
+
+  // The loop's 0-d buffers (but constants) move to shared memory for the loop: a scalar
+  // recursion (a CRC's state, a DP cell) reads and writes one each launch, ~30 cycles there
+  // against ~250 in L2. Each takes 8-byte words of kiln_scalars, its value copied in first.
+  void scalars_to_shared() {
+    int64_t words = 0;
+    std::ostringstream moves;
+    for (const auto& entry : slot_) {
+      const int32_t b = entry.first;
+      const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
+      if (!buffer.shape.empty() || buffer.role == sched::BufferRole::Constant) continue;
+      const int64_t bytes = sched::buffer_bytes(buffer);
+      moves << "  kiln_block_copy((char*)&kiln_scalars[" << words << "], " << this->buffer(b) << ", "
+            << bytes << "ll);\n  " << this->buffer(b) << " = (char*)&kiln_scalars[" << words << "];\n";
+      words += (bytes + 7) / 8;
+    }
+    if (words == 0) return;
+    out_ << "  __shared__ unsigned long long kiln_scalars[" << words << "];\n"
+         << moves.str() << "  __syncthreads();\n";
+  }
+
+  // The values the steps after the loop read, back in their own buffers: the 0-d ones from
+  // shared memory, and carried values the loop left in their partner's buffer.
+  void copy_back(size_t begin) {
+    const std::set<int32_t> outside = sched::buffers_used_outside(program_, begin);
+    const size_t end = static_cast<size_t>(program_.steps[begin].loop.partner);
+    std::set<int32_t> written;
+    for (size_t s = begin; s <= end; ++s) {
+      const sched::Step& step = program_.steps[s];
+      if (step.kind == sched::StepKind::Kernel) {
+        const Kernel& kernel = program_.kernels[static_cast<size_t>(step.kernel)];
+        written.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
+      }
+      if (step.kind == sched::StepKind::LoopBegin) written.insert(step.loop.induction);
+      for (const auto& [carried, next] : step.loop.swaps) written.insert({carried, next});
+    }
+    for (int32_t b : written) {
+      const int64_t bytes = sched::buffer_bytes(program_.buffers[static_cast<size_t>(b)]);
+      if (!outside.count(b) || bytes == 0) continue;
+      const std::string own = "kiln_args[" + std::to_string(slot_.at(b)) + "]";
+      out_ << "  if (" << buffer(b) << " != " << own << ") kiln_block_copy(" << own << ", "
+           << buffer(b) << ", " << bytes << "ll);\n";
+    }
+  }
+
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::string buffer(int32_t b) const { return "b[" + std::to_string(slot_.at(b)) + "]"; }
+  std::string bound(int32_t b, int64_t value) const {
+    return b < 0 ? std::to_string(value) + "ll" : "*(volatile const int64_t*)" + buffer(b);
+  }
+
+  const Program& program_;
+  const std::map<int32_t, size_t>& slot_;
+  const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls_;  // by step
+  const std::map<size_t, std::vector<int32_t>>& arguments_;                   // by step
+  int threads_;
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+DeviceLoops plan_device_loops(const Program& program, const target::Target& target) {
+  DeviceLoops loops;
+  const target::Target one = loop_target(target);
+  std::set<int32_t> inside, outside;
+  std::vector<bool> in_loop(program.steps.size(), false);
+  for (size_t begin : sched::compiled_loops(program)) {
+    if (!plan_loop(program, begin, one)) continue;
+    loops.begins.push_back(begin);
+    for (size_t s = begin; s <= static_cast<size_t>(program.steps[begin].loop.partner); ++s)
+      in_loop[s] = true;
+  }
+  for (size_t s = 0; s < program.steps.size(); ++s)
+    if (program.steps[s].kind == sched::StepKind::Kernel)
+      (in_loop[s] ? inside : outside).insert(program.steps[s].kernel);
+  for (int32_t kernel : inside)
+    if (!outside.count(kernel)) loops.kernels.insert(kernel);
+  return loops;
+}
+
+void add_device_loops(const Program& program, const Options& options, const target::Target& target,
+                      const DeviceLoops& loops, CudaSource& source) {
+  const target::Target one = loop_target(target);
+  for (size_t begin : loops.begins) {
+    const LoopPlan plan = *plan_loop(program, begin, one);
+    const std::string name = "kiln_loop" + std::to_string(begin);
+    std::vector<std::vector<int32_t>> kernel_arguments(program.kernels.size());
+    std::map<size_t, std::vector<int32_t>> arguments;  // by step
+    std::map<size_t, std::vector<std::pair<std::string, int>>> calls;
+    std::string text = "// Steps " + std::to_string(begin) + ".." +
+                       std::to_string(program.steps[begin].loop.partner) +
+                       ": a graph loop run on the device (codegen/cuda/device_loops.cpp).\n";
+    for (const auto& [step, plans] : plan.plans) {
+      const int32_t k = program.steps[step].kernel;
+      const Kernel& kernel = program.kernels[static_cast<size_t>(k)];
+      const std::vector<int32_t> signature = sched::kernel_signature(kernel, program).arguments;
+      kernel_arguments[static_cast<size_t>(k)] = signature;
+      arguments[step] = signature;
+      for (const std::string& comment : kernel.comments) text += "// " + comment_text(comment) + "\n";
+      for (size_t l = 0; l < plans.size(); ++l) {
+        const std::string symbol = name + "_s" + std::to_string(step) + "_" + std::to_string(l);
+        CudaKernelEmitter emitter(program, kernel, options, one, signature, plans[l]);
+        emitter.inside_device_loop();
+        std::string code = emitter.emit();
+        code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), symbol);
+        text += code;
+        calls[step].emplace_back(symbol, plans[l].threads);
+      }
+    }
+    const std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
+    std::map<int32_t, size_t> slot;
+    for (size_t k = 0; k < buffers.size(); ++k) slot[buffers[k]] = k;
+    LoopPrinter printer(program, slot, calls, arguments, plan.threads);
+    printer.scalars_to_shared();
+    printer.loop(begin, 1);
+    printer.copy_back(begin);
+    const std::string count = std::to_string(std::max<size_t>(buffers.size(), 1));
+    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan.threads) + ") " +
+            name + "(const kiln_arg_table<" + count + "> kiln_args) {\n  char* b[" + count +
+            "];\n#pragma unroll\n  for (int j = 0; j < " + std::to_string(buffers.size()) +
+            "; ++j) b[j] = kiln_args[j];\n" + printer.text() + "}\n";
+    source.functions.push_back(text);
+    runtime::CudaKernelCall call;
+    call.arguments = buffers;
+    runtime::CudaLaunch launch;
+    launch.symbol = name;
+    launch.threads = plan.threads;
+    call.launches.push_back(launch);
+    call.replaces_step = static_cast<int32_t>(begin);
+    source.kernels.push_back(call);
+  }
+}
+
+}  // namespace kiln::codegen::cuda_detail

@@ -1,0 +1,114 @@
+"""Graph loops of small kernels on the GPU run as one kernel that walks the iterations on the
+device (codegen/cuda/device_loops.cpp), not as launches and read-backs from the host.
+
+Without a GPU (CI) the CUDA source kiln would compile for each program is checked for the loop
+kernel; on a GPU (scripts/gpu-check) the programs also run there against NumPy."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.bench import loop_programs
+
+GPU = not kiln._kiln.cuda_unavailable_reason()
+
+
+def scalar_recursion(data):
+    # A CRC-like scalar state updated per element with a branch: 0-d kernels only.
+    state = np.uint32(0xFFFFFFFF)
+    for i in range(data.shape[0]):
+        state = state ^ data[i]
+        for _ in range(3):
+            if state & 1:
+                state = (state >> 1) ^ np.uint32(0xEDB88320)
+            else:
+                state = state >> 1
+    return state
+
+
+def converge(a):
+    # A while loop whose test is a reduction of the body: read back each iteration from the host.
+    x = a.copy()
+    change = 1.0
+    while change > 1e-12:
+        nx = 0.5 * (x + a / x)
+        change = np.abs(nx - x).max()
+        x = nx
+    return x
+
+
+def rebound_rows(x):
+    # A carried array rebound every iteration (its buffer swapped with the body's): an odd
+    # number of iterations leaves it in the partner buffer.
+    acc = np.zeros(x.shape[1])
+    for i in range(x.shape[0]):
+        acc = 0.5 * acc + x[i] * (acc.sum() + 1.0)
+    return acc
+
+
+CASES = [
+    (scalar_recursion, lambda rng: (rng.integers(0, 256, 37, dtype=np.uint32),)),
+    (converge, lambda rng: (1 + 100 * rng.random(300),)),
+    (rebound_rows, lambda rng: (rng.random((7, 50)) * 0.1,)),
+    (rebound_rows, lambda rng: (rng.random((8, 50)) * 0.1,)),
+    (loop_programs.sieve, lambda rng: (rng.random(500) > 0.01,)),
+    (loop_programs.lcs, lambda rng: (rng.integers(0, 4, 30), rng.integers(0, 4, 25))),
+    (loop_programs.levinson, lambda rng: (np.exp(-0.3 * np.arange(20)) + 1e-3 * rng.random(20),)),
+    (loop_programs.pair_energy, lambda rng: (rng.random((24, 3)),)),
+    (loop_programs.element_branch, lambda rng: (rng.standard_normal(300),)),
+]
+
+
+def cuda_sources(monkeypatch):
+    """The CUDA source of every graph kiln compiles from now on (for an H100: 132 SMs)."""
+    sources = []
+    real = kiln._compile._kiln.compile_graph
+
+    def with_source(trace, outputs, strides, options, **kwargs):
+        sources.append(kiln._kiln.cuda_source(trace, outputs, strides))
+        return real(trace, outputs, strides, options, **kwargs)
+
+    monkeypatch.setattr(kiln._compile._kiln, "compile_graph", with_source)
+    return sources
+
+
+@pytest.mark.parametrize("fn, make", CASES, ids=[f"{c[0].__name__}{k}" for k, c in enumerate(CASES)])
+def test_loops_of_small_kernels_are_one_device_kernel(fn, make, monkeypatch):
+    """Each program's loop is one `kiln_loop<step>` kernel in its CUDA source, and its results
+    are NumPy's: on the GPU where there is one, on the CPU otherwise (the same graph)."""
+    sources = cuda_sources(monkeypatch)
+    compiled = kiln.compile(fn, device="cuda" if GPU else "cpu")
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        args = make(rng)
+        np.testing.assert_allclose(compiled(*args), fn(*args), rtol=1e-9, atol=1e-12)
+    assert sources, "nothing compiled"
+    assert any('__global__ void __launch_bounds__' in s and " kiln_loop" in s for s in sources), \
+        sources[-1][-3000:]
+
+
+def big_body(x):
+    for _ in range(3):
+        x = np.sin(x) + 0.5
+    return x
+
+
+def test_loops_of_big_kernels_stay_launches_from_the_host(monkeypatch):
+    """A body of a million elements a launch would take one multiprocessor far longer than its
+    launches take the host: that loop keeps a launch per kernel and iteration."""
+    sources = cuda_sources(monkeypatch)
+    x = np.random.default_rng(0).random(1 << 20)
+    np.testing.assert_allclose(kiln.compile(big_body, device="cuda" if GPU else "cpu")(x),
+                               big_body(x), rtol=1e-12)
+    assert sources and not any(" kiln_loop" in s for s in sources)
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_device_loops_with_a_while_test_replay_as_cuda_graphs(mode):
+    """A while loop's test read on the device: nothing comes back to the host, so the program
+    is captured into a CUDA graph and replayed (reduce-overhead), with new data each call (on
+    the CPU where there is no GPU)."""
+    compiled = kiln.compile(converge, device="cuda" if GPU else "cpu", mode=mode)
+    rng = np.random.default_rng(9)
+    for _ in range(5):
+        a = 1 + 100 * rng.random(300)
+        np.testing.assert_allclose(compiled(a), converge(a), rtol=1e-12)
