@@ -13,8 +13,9 @@
 // of swaps), so those steps find them where a run of no swaps leaves them.
 //
 // One block of one multiprocessor is a small part of the GPU: a loop is run here only where its
-// body's work per launch is about what one block does in a launch's time (kElementsPerLaunch).
+// body's launches take that block less time than the host takes to queue them (plan_loop).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -23,16 +24,22 @@
 
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cuda/kernel_emitter.h"
+#include "ir/loop.h"
 #include "sched/kernel_hash.h"
 
 namespace kiln::codegen::cuda_detail {
 
 namespace {
 
-// Elements one block computes in about the time a launch costs the host (2-3 us).
-constexpr int64_t kElementsPerLaunch = 16384;
-// A while test or bound read back from the device: a wait worth a few launches.
-constexpr int64_t kReadBackLaunches = 6;
+// The choice between the two, per pass over the loop's steps (a rough model, from an H100's
+// loop programs run both ways): from the host a launch costs ~4 us (such loops are host-bound;
+// writing the loop's index each iteration costs one more), and a bound or while test read
+// back ~20 us; on the device a launch costs a barrier and a memory round trip, ~0.3 us, plus
+// its elements at ~32 per microsecond a thread (lcs's row of 301 in one thread: 9.5 us).
+constexpr int64_t kHostLaunchNs = 4000;
+constexpr int64_t kReadBackNs = 20000;
+constexpr int64_t kDeviceLaunchNs = 300;
+constexpr int64_t kElementsPerThreadMicrosecond = 32;
 // The loop kernel's table of buffer pointers must fit a kernel's 4 KiB of parameters.
 constexpr size_t kMostLoopBuffers = 480;
 
@@ -41,6 +48,7 @@ constexpr size_t kMostLoopBuffers = 480;
 target::Target loop_target(const target::Target& target) {
   target::Target one = target;
   one.multiprocessors = 1;
+  one.block_threads = 1024;  // a block as wide as it goes: the loop has one
   one.split_reduction_work = int64_t{1} << 62;
   return one;
 }
@@ -66,25 +74,48 @@ struct LoopPlan {
   int threads = 1;                                  // the loop kernel's block
 };
 
+// How the program's loops run, from KILN_CUDA_DEVICE_LOOPS: unset the cost model chooses, 0 none
+// on the device, 1 every loop that can (for measuring the two against each other).
+int forced_choice() {
+  const char* text = std::getenv("KILN_CUDA_DEVICE_LOOPS");
+  if (text == nullptr || *text == 0) return -1;
+  return std::string(text) == "0" ? 0 : 1;
+}
+
 // The loop at `begin` as a device loop, or nullopt.
 std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
                                   const target::Target& target) {
   LoopPlan loop;
   loop.begin = begin;
   const size_t end = static_cast<size_t>(program.steps[begin].loop.partner);
-  int64_t work = 0, launches = 0;
+  // Each step's share of one pass over the loop's body: an inner loop's steps count as many
+  // times as it has iterations where its bounds are constants (once otherwise).
+  int64_t host_ns = 0, device_ns = 0;
+  std::vector<int64_t> passes{1};
   std::set<int32_t> swapped, buffers;
   const std::set<int32_t> outside = sched::buffers_used_outside(program, begin);
   for (size_t s = begin; s <= end; ++s) {
     const sched::Step& step = program.steps[s];
+    const sched::LoopControl& control = step.loop;
     if (step.kind == sched::StepKind::Extern) return std::nullopt;
-    if (step.kind == sched::StepKind::LoopBegin &&
-        (step.loop.start >= 0 || step.loop.stop >= 0 || step.loop.condition >= 0))
-      launches += kReadBackLaunches;
-    for (const auto& [carried, next] : step.loop.swaps)  // each buffer in one swap (copy_back)
+    if (step.kind == sched::StepKind::LoopBegin) {
+      const bool constant = control.start < 0 && control.stop < 0;
+      if (control.condition >= 0 || (!constant && s > begin)) host_ns += passes.back() * kReadBackNs;
+      if (s > begin)
+        passes.push_back(passes.back() *
+                         (constant ? std::max<int64_t>(1, ir::loop_trip_count(control.start_value,
+                                                                              control.stop_value,
+                                                                              control.step))
+                                   : 1));
+    }
+    if (step.kind == sched::StepKind::LoopEnd) {
+      host_ns += passes.back() * kHostLaunchNs;  // writing the index, each iteration
+      if (s < end) passes.pop_back();
+    }
+    for (const auto& [carried, next] : control.swaps)  // each buffer in one swap (copy_back)
       if (!swapped.insert(carried).second || !swapped.insert(next).second || outside.count(next))
         return std::nullopt;
-    for (int32_t b : {step.loop.start, step.loop.stop, step.loop.induction, step.loop.condition})
+    for (int32_t b : {control.start, control.stop, control.induction, control.condition})
       if (b >= 0) buffers.insert(b);
     if (step.kind != sched::StepKind::Kernel) continue;
     const Kernel& kernel = program.kernels[static_cast<size_t>(step.kernel)];
@@ -93,14 +124,18 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
     std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
     for (const LaunchPlan& plan : plans) {
       if (!runs_inside_loop(plan)) return std::nullopt;
+      int64_t work = 0;
       for (size_t k = plan.first; k < plan.last; ++k) work += statement_work(kernel.body[k]);
       loop.threads = std::max(loop.threads, plan.threads);
-      ++launches;
+      host_ns += passes.back() * kHostLaunchNs;
+      device_ns += passes.back() * (kDeviceLaunchNs + work * 1000 / (kElementsPerThreadMicrosecond *
+                                                                      plan.threads));
     }
     loop.plans.emplace(s, std::move(plans));
   }
-  if (work > kElementsPerLaunch * launches || buffers.size() + swapped.size() > kMostLoopBuffers)
-    return std::nullopt;
+  if (buffers.size() + swapped.size() > kMostLoopBuffers) return std::nullopt;
+  const int forced = forced_choice();
+  if (forced == 0 || (forced < 0 && device_ns >= host_ns)) return std::nullopt;
   return loop;
 }
 
