@@ -392,10 +392,15 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
       source, codegen::cuda_unit_count(codegen::estimated_nvrtc_costs(source), most_units));
   std::vector<std::string> cubins(units.size());
   std::vector<bool> hits(units.size());
+  // Each unit's key covers its text: what the emitter prints may depend on more than the
+  // graph's key (KILN_CUDA_DEVICE_LOOPS), and a cubin of other functions must never load.
+  std::vector<std::string> unit_keys;
+  for (size_t u = 0; u < units.size(); ++u)
+    unit_keys.push_back(runtime::cache_key(
+        {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size()), units[u]}));
   run_stage("nvrtc", [&] {
     runtime::run_interruptibly(units.size(), most_units, [&](size_t u, const runtime::StopFlag&) {
-      const std::string unit_key = runtime::cache_key(
-          {versioned, "unit " + std::to_string(u) + " of " + std::to_string(units.size())});
+      const std::string& unit_key = unit_keys[u];
       runtime::CachedObject object = cache.get_or_build(
           unit_key, [&] { return units[u] + key_marker_source(unit_key, true); },
           [&](const std::string& source_path, const std::string& object_path) {
@@ -412,8 +417,7 @@ CudaModules build_cuda_modules(const codegen::CudaSource& source, const std::str
     });
   });
   CudaModules result;
-  result.source_path = cache.source_path(  // the first unit's: the header and its kernels
-      runtime::cache_key({versioned, "unit 0 of " + std::to_string(units.size())}));
+  result.source_path = cache.source_path(unit_keys[0]);  // the header and its kernels
   result.all_hit = std::all_of(hits.begin(), hits.end(), [](bool hit) { return hit; });
   result.modules = run_stage("load", [&] {
     std::vector<std::shared_ptr<cuda::Module>> loaded;

@@ -26,6 +26,7 @@
 #include "codegen/cuda/kernel_emitter.h"
 #include "ir/loop.h"
 #include "sched/kernel_hash.h"
+#include "sched/trim_loops.h"
 
 namespace kiln::codegen::cuda_detail {
 
@@ -68,10 +69,22 @@ bool runs_inside_loop(const LaunchPlan& plan) {
   }
 }
 
+// A body kernel as the loop runs it: its loops over a masked update or a guarded reduction
+// trimmed to the bounds the mask puts on them (sched/trim_loops.h: the GPU's own passes leave
+// that to the CPU, where a grid would lose its shape; one block loses nothing), and its
+// launches, which point into it.
+struct BodyKernel {
+  Kernel kernel;
+  std::vector<LaunchPlan> plans;
+};
+
 struct LoopPlan {
+  LoopPlan() = default;
+  LoopPlan(const LoopPlan&) = delete;  // the plans point into the kernels: moved, never copied
+  LoopPlan(LoopPlan&&) = default;
   size_t begin = 0;
-  std::map<size_t, std::vector<LaunchPlan>> plans;  // by kernel step
-  int threads = 1;                                  // the loop kernel's block
+  std::map<size_t, BodyKernel> body;  // by kernel step
+  int threads = 1;                    // the loop kernel's block
 };
 
 // How the program's loops run, from KILN_CUDA_DEVICE_LOOPS: unset the cost model chooses, 0 none
@@ -118,11 +131,14 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
     for (int32_t b : {control.start, control.stop, control.induction, control.condition})
       if (b >= 0) buffers.insert(b);
     if (step.kind != sched::StepKind::Kernel) continue;
-    const Kernel& kernel = program.kernels[static_cast<size_t>(step.kernel)];
+    BodyKernel& body = loop.body[s];
+    body.kernel = program.kernels[static_cast<size_t>(step.kernel)];
+    const Kernel& kernel = body.kernel;
+    sched::trim_loops(body.kernel, target);
     buffers.insert(kernel.buffers_read.begin(), kernel.buffers_read.end());
     buffers.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
-    std::vector<LaunchPlan> plans = plan_launches(program, kernel, target);
-    for (const LaunchPlan& plan : plans) {
+    body.plans = plan_launches(program, kernel, target);
+    for (const LaunchPlan& plan : body.plans) {
       if (!runs_inside_loop(plan)) return std::nullopt;
       int64_t work = 0;
       for (size_t k = plan.first; k < plan.last; ++k) work += statement_work(kernel.body[k]);
@@ -131,7 +147,6 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
       device_ns += passes.back() * (kDeviceLaunchNs + work * 1000 / (kElementsPerThreadMicrosecond *
                                                                       plan.threads));
     }
-    loop.plans.emplace(s, std::move(plans));
   }
   if (buffers.size() + swapped.size() > kMostLoopBuffers) return std::nullopt;
   const int forced = forced_choice();
@@ -272,7 +287,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
                       const DeviceLoops& loops, CudaSource& source) {
   const target::Target one = loop_target(target);
   for (size_t begin : loops.begins) {
-    const LoopPlan plan = *plan_loop(program, begin, one);
+    const std::optional<LoopPlan> plan = plan_loop(program, begin, one);
     const std::string name = "kiln_loop" + std::to_string(begin);
     std::vector<std::vector<int32_t>> kernel_arguments(program.kernels.size());
     std::map<size_t, std::vector<int32_t>> arguments;  // by step
@@ -280,9 +295,10 @@ void add_device_loops(const Program& program, const Options& options, const targ
     std::string text = "// Steps " + std::to_string(begin) + ".." +
                        std::to_string(program.steps[begin].loop.partner) +
                        ": a graph loop run on the device (codegen/cuda/device_loops.cpp).\n";
-    for (const auto& [step, plans] : plan.plans) {
+    for (const auto& [step, body] : plan->body) {
       const int32_t k = program.steps[step].kernel;
-      const Kernel& kernel = program.kernels[static_cast<size_t>(k)];
+      const Kernel& kernel = body.kernel;
+      const std::vector<LaunchPlan>& plans = body.plans;
       const std::vector<int32_t> signature = sched::kernel_signature(kernel, program).arguments;
       kernel_arguments[static_cast<size_t>(k)] = signature;
       arguments[step] = signature;
@@ -300,12 +316,12 @@ void add_device_loops(const Program& program, const Options& options, const targ
     const std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
     std::map<int32_t, size_t> slot;
     for (size_t k = 0; k < buffers.size(); ++k) slot[buffers[k]] = k;
-    LoopPrinter printer(program, slot, calls, arguments, plan.threads);
+    LoopPrinter printer(program, slot, calls, arguments, plan->threads);
     printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
     const std::string count = std::to_string(std::max<size_t>(buffers.size(), 1));
-    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan.threads) + ") " +
+    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan->threads) + ") " +
             name + "(const kiln_arg_table<" + count + "> kiln_args) {\n  char* b[" + count +
             "];\n#pragma unroll\n  for (int j = 0; j < " + std::to_string(buffers.size()) +
             "; ++j) b[j] = kiln_args[j];\n" + printer.text() + "}\n";
@@ -314,7 +330,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     call.arguments = buffers;
     runtime::CudaLaunch launch;
     launch.symbol = name;
-    launch.threads = plan.threads;
+    launch.threads = plan->threads;
     call.launches.push_back(launch);
     call.replaces_step = static_cast<int32_t>(begin);
     source.kernels.push_back(call);
