@@ -69,10 +69,13 @@ bool runs_inside_loop(const LaunchPlan& plan) {
   }
 }
 
-// A body kernel as the loop runs it: its loops over a masked update or a guarded reduction
-// trimmed to the bounds the mask puts on them (sched/trim_loops.h: the GPU's own passes leave
-// that to the CPU, where a grid would lose its shape; one block loses nothing), and its
-// launches, which point into it.
+// A body kernel as the loop runs it, and its launches, which point into it. A kernel with
+// statements that run in order on one thread (a scatter: lcs's `table[i, j] = ...`, a masked
+// update of row i) has its loops trimmed to the bounds its mask puts on them
+// (sched/trim_loops.h, which the GPU's passes otherwise leave to the CPU): that thread visits
+// one element, not the row (H100: lcs 855 -> 43 ms). Elsewhere the block's threads share the
+// whole masked loop: LU's trailing update trimmed to its window left most of them idle
+// (3.7 -> 5.5 ms).
 struct BodyKernel {
   Kernel kernel;
   std::vector<LaunchPlan> plans;
@@ -134,10 +137,13 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
     BodyKernel& body = loop.body[s];
     body.kernel = program.kernels[static_cast<size_t>(step.kernel)];
     const Kernel& kernel = body.kernel;
-    sched::trim_loops(body.kernel, target);
     buffers.insert(kernel.buffers_read.begin(), kernel.buffers_read.end());
     buffers.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
     body.plans = plan_launches(program, kernel, target);
+    if (std::any_of(body.plans.begin(), body.plans.end(),
+                    [](const LaunchPlan& plan) { return plan.kind == LaunchKind::OneThread; }) &&
+        sched::trim_loops(body.kernel, target))
+      body.plans = plan_launches(program, kernel, target);
     for (const LaunchPlan& plan : body.plans) {
       if (!runs_inside_loop(plan)) return std::nullopt;
       int64_t work = 0;
