@@ -242,6 +242,22 @@ std::set<int32_t> buffers_used_outside(const Program& program, size_t begin) {
   return outside;
 }
 
+std::set<int32_t> buffers_written_in_loop(const Program& program, size_t begin) {
+  std::set<int32_t> written;
+  const size_t end = static_cast<size_t>(program.steps[begin].loop.partner);
+  for (size_t s = begin; s <= end; ++s) {
+    const Step& step = program.steps[s];
+    if (step.kind == StepKind::Kernel) {
+      const Kernel& kernel = program.kernels[static_cast<size_t>(step.kernel)];
+      written.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
+    }
+    if (step.kind == StepKind::Extern) written.insert(step.call.output);
+    if (step.kind == StepKind::LoopBegin) written.insert(step.loop.induction);
+    for (const auto& [carried, next] : step.loop.swaps) written.insert({carried, next});
+  }
+  return written;
+}
+
 std::vector<size_t> compiled_loops(const Program& program) {
   std::vector<size_t> loops;
   for (size_t s = 0; s < program.steps.size(); ++s) {

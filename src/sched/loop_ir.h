@@ -276,6 +276,9 @@ std::vector<int32_t> compiled_loop_buffers(const Program& program,
 // The buffers that steps outside the loop starting at step `begin` use, and the program's
 // outputs: what the loop's work is seen by, or reads from before it.
 std::set<int32_t> buffers_used_outside(const Program& program, size_t begin);
+// The buffers the steps of the loop starting at step `begin` write: its kernels' and extern
+// calls' results, its loops' induction variables and the buffers they swap.
+std::set<int32_t> buffers_written_in_loop(const Program& program, size_t begin);
 // The LoopBegin steps whose loops run as one function: compiled, and not inside another one.
 std::vector<size_t> compiled_loops(const Program& program);
 

@@ -52,6 +52,21 @@ def eager_time_bounds(monkeypatch):
 
 
 @pytest.fixture
+def cuda_sources(monkeypatch):
+    """The CUDA source kiln would compile for every graph compiled from now on (an H100's: sm_90,
+    132 multiprocessors), on any device: a list that fills as the test compiles."""
+    sources = []
+    real = kiln._compile._kiln.compile_graph
+
+    def with_source(trace, outputs, strides, options, **kwargs):
+        sources.append(kiln._kiln.cuda_source(trace, outputs, strides))
+        return real(trace, outputs, strides, options, **kwargs)
+
+    monkeypatch.setattr(kiln._compile._kiln, "compile_graph", with_source)
+    return sources
+
+
+@pytest.fixture
 def compile_logged(capfd):
     """compile_logged(f, args, channels): kiln.compile(f)(*args) with those KILN_LOGS channels
     on; returns what they logged and the result."""

@@ -14,19 +14,6 @@ from kiln.bench import loop_programs
 GPU = not kiln._kiln.cuda_unavailable_reason()
 
 
-def scalar_recursion(data):
-    # A CRC-like scalar state updated per element with a branch: 0-d kernels only.
-    state = np.uint32(0xFFFFFFFF)
-    for i in range(data.shape[0]):
-        state = state ^ data[i]
-        for _ in range(3):
-            if state & 1:
-                state = (state >> 1) ^ np.uint32(0xEDB88320)
-            else:
-                state = state >> 1
-    return state
-
-
 def converge(a):
     # A while loop whose test is a reduction of the body: read back each iteration from the host.
     x = a.copy()
@@ -48,7 +35,7 @@ def rebound_rows(x):
 
 
 CASES = [
-    (scalar_recursion, lambda rng: (rng.integers(0, 256, 37, dtype=np.uint32),)),
+    (loop_programs.crc32, lambda rng: (rng.integers(0, 256, 37, dtype=np.uint32),)),
     (converge, lambda rng: (1 + 100 * rng.random(300),)),
     (rebound_rows, lambda rng: (rng.random((7, 50)) * 0.1,)),
     (rebound_rows, lambda rng: (rng.random((8, 50)) * 0.1,)),
@@ -60,32 +47,18 @@ CASES = [
 ]
 
 
-def cuda_sources(monkeypatch):
-    """The CUDA source of every graph kiln compiles from now on (for an H100: 132 SMs)."""
-    sources = []
-    real = kiln._compile._kiln.compile_graph
-
-    def with_source(trace, outputs, strides, options, **kwargs):
-        sources.append(kiln._kiln.cuda_source(trace, outputs, strides))
-        return real(trace, outputs, strides, options, **kwargs)
-
-    monkeypatch.setattr(kiln._compile._kiln, "compile_graph", with_source)
-    return sources
-
-
 @pytest.mark.parametrize("fn, make", CASES, ids=[f"{c[0].__name__}{k}" for k, c in enumerate(CASES)])
-def test_loops_of_small_kernels_are_one_device_kernel(fn, make, monkeypatch):
+def test_loops_of_small_kernels_are_one_device_kernel(fn, make, cuda_sources):
     """Each program's loop is one `kiln_loop<step>` kernel in its CUDA source, and its results
     are NumPy's: on the GPU where there is one, on the CPU otherwise (the same graph)."""
-    sources = cuda_sources(monkeypatch)
     compiled = kiln.compile(fn, device="cuda" if GPU else "cpu")
     rng = np.random.default_rng(5)
     for _ in range(3):
         args = make(rng)
         np.testing.assert_allclose(compiled(*args), fn(*args), rtol=1e-9, atol=1e-12)
-    assert sources, "nothing compiled"
-    assert any('__global__ void __launch_bounds__' in s and " kiln_loop" in s for s in sources), \
-        sources[-1][-3000:]
+    assert cuda_sources, "nothing compiled"
+    assert any('__global__ void __launch_bounds__' in s and " kiln_loop" in s for s in cuda_sources), \
+        cuda_sources[-1][-3000:]
 
 
 def big_body(x):
@@ -94,14 +67,13 @@ def big_body(x):
     return x
 
 
-def test_loops_of_big_kernels_stay_launches_from_the_host(monkeypatch):
+def test_loops_of_big_kernels_stay_launches_from_the_host(cuda_sources):
     """A body of a million elements a launch would take one multiprocessor far longer than its
     launches take the host: that loop keeps a launch per kernel and iteration."""
-    sources = cuda_sources(monkeypatch)
     x = np.random.default_rng(0).random(1 << 20)
     np.testing.assert_allclose(kiln.compile(big_body, device="cuda" if GPU else "cpu")(x),
                                big_body(x), rtol=1e-12)
-    assert sources and not any(" kiln_loop" in s for s in sources)
+    assert cuda_sources and not any(" kiln_loop" in s for s in cuda_sources)
 
 
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
@@ -116,14 +88,13 @@ def test_device_loops_with_a_while_test_replay_as_cuda_graphs(mode):
         np.testing.assert_allclose(compiled(a), converge(a), rtol=1e-12)
 
 
-def test_masked_updates_in_device_loops_visit_their_window(monkeypatch):
+def test_masked_updates_in_device_loops_visit_their_window(cuda_sources):
     """lcs's `table[i, j] = ...` is a masked update of row i (where(column == j, new, old)):
     in the device loop its loop runs over the one column the mask selects (sched/trim_loops.h),
     not over the row (301 elements in one thread per cell: 9.5 us on an H100)."""
-    sources = cuda_sources(monkeypatch)
     rng = np.random.default_rng(2)
     a, b = rng.integers(0, 4, 300), rng.integers(0, 4, 300)
     compiled = kiln.compile(loop_programs.lcs, device="cuda" if GPU else "cpu")
     assert compiled(a, b) == loop_programs.lcs(a, b)
-    loop_part = sources[-1][sources[-1].index("a graph loop run on the device"):]
+    loop_part = cuda_sources[-1][cuda_sources[-1].index("a graph loop run on the device"):]
     assert re.search(r"for \(int64_t i\d+ = kiln_index_max\(", loop_part), loop_part

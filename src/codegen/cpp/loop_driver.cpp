@@ -34,17 +34,8 @@ class DriverPrinter {
       out_ << "  " << type << " " << scalar_name(b) << " = *(" << type << "*)" << buffer(b)
            << ";\n  " << buffer(b) << " = (char*)&" << scalar_name(b) << ";\n";
     }
-    std::set<int32_t> outside = sched::buffers_used_outside(program_, begin), written;
-    size_t end = static_cast<size_t>(program_.steps[begin].loop.partner);
-    for (size_t s = begin; s <= end; ++s) {
-      const sched::Step& step = program_.steps[s];
-      if (step.kind == sched::StepKind::Kernel) {
-        const sched::Kernel& kernel = program_.kernels[static_cast<size_t>(step.kernel)];
-        written.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
-      }
-      written.insert(step.loop.induction);
-      for (const auto& [carried, next] : step.loop.swaps) written.insert({carried, next});
-    }
+    const std::set<int32_t> outside = sched::buffers_used_outside(program_, begin);
+    const std::set<int32_t> written = sched::buffers_written_in_loop(program_, begin);
     for (int32_t b : scalars_)
       if (outside.count(b) && written.count(b))
         write_back_ << "  *(" << storage_type(program_.buffers[static_cast<size_t>(b)].dtype)

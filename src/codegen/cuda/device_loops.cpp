@@ -232,18 +232,7 @@ class LoopPrinter {
   // shared memory, and carried values the loop left in their partner's buffer.
   void copy_back(size_t begin) {
     const std::set<int32_t> outside = sched::buffers_used_outside(program_, begin);
-    const size_t end = static_cast<size_t>(program_.steps[begin].loop.partner);
-    std::set<int32_t> written;
-    for (size_t s = begin; s <= end; ++s) {
-      const sched::Step& step = program_.steps[s];
-      if (step.kind == sched::StepKind::Kernel) {
-        const Kernel& kernel = program_.kernels[static_cast<size_t>(step.kernel)];
-        written.insert(kernel.buffers_written.begin(), kernel.buffers_written.end());
-      }
-      if (step.kind == sched::StepKind::LoopBegin) written.insert(step.loop.induction);
-      for (const auto& [carried, next] : step.loop.swaps) written.insert({carried, next});
-    }
-    for (int32_t b : written) {
+    for (int32_t b : sched::buffers_written_in_loop(program_, begin)) {
       const int64_t bytes = sched::buffer_bytes(program_.buffers[static_cast<size_t>(b)]);
       if (!outside.count(b) || bytes == 0) continue;
       const std::string own = "kiln_args[" + std::to_string(slot_.at(b)) + "]";
