@@ -228,13 +228,17 @@ class LoopPrinter {
          << moves.str() << "  __syncthreads();\n";
   }
 
-  // The values the steps after the loop read, back in their own buffers: the 0-d ones from
-  // shared memory, and carried values the loop left in their partner's buffer.
+  // The values the steps after the loop or the caller read, back in their own buffers: the
+  // 0-d ones from shared memory, and carried values the loop left in their partner's buffer.
   void copy_back(size_t begin) {
     const std::set<int32_t> outside = sched::buffers_used_outside(program_, begin);
     for (int32_t b : sched::buffers_written_in_loop(program_, begin)) {
-      const int64_t bytes = sched::buffer_bytes(program_.buffers[static_cast<size_t>(b)]);
-      if (!outside.count(b) || bytes == 0) continue;
+      const sched::Buffer& written = program_.buffers[static_cast<size_t>(b)];
+      const int64_t bytes = sched::buffer_bytes(written);
+      // The caller's arrays too: an input updated in place is an output no step may list.
+      const bool callers = written.role == sched::BufferRole::Input ||
+                           written.role == sched::BufferRole::Output;
+      if (!(outside.count(b) || callers) || bytes == 0) continue;
       const std::string own = "kiln_args[" + std::to_string(slot_.at(b)) + "]";
       out_ << "  if (" << buffer(b) << " != " << own << ") kiln_block_copy(" << own << ", "
            << buffer(b) << ", " << bytes << "ll);\n";
