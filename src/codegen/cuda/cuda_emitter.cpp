@@ -1,7 +1,6 @@
 #include "codegen/cuda/cuda_emitter.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -9,7 +8,6 @@
 #include <unordered_map>
 
 #include "codegen/cpp/cpp_emitter.h"
-#include "codegen/cuda/compilation_units.h"
 #include "codegen/cuda/kernel_emitter.h"
 #include "codegen/cuda/uniform_values.h"
 #include "ir/ops.h"
@@ -304,38 +302,6 @@ int CudaKernelEmitter::unrolled_shared_loop(const std::string& variable, const s
   line("if (" + variable + " < " + begin + " + " + std::to_string(extent) + ") {");
   open_block();
   return 2;
-}
-
-namespace {
-
-// Whether `code` indexes a register array (kiln_row<k>, kiln_h<k>, kiln_pv<k>, local h<k>):
-// in a partly unrolled loop it would go to local memory.
-bool indexes_register_arrays(const std::string& code) {
-  for (const char* name : {"kiln_row", "kiln_h", "kiln_pv"})
-    if (code.find(name) != std::string::npos) return true;
-  for (size_t at = code.find('h'); at != std::string::npos; at = code.find('h', at + 1)) {
-    const bool starts_name = at == 0 || !(std::isalnum(static_cast<unsigned char>(code[at - 1])) ||
-                                          code[at - 1] == '_');
-    size_t end = at + 1;
-    while (end < code.size() && std::isdigit(static_cast<unsigned char>(code[end]))) ++end;
-    if (starts_name && end > at + 1 && end < code.size() && code[end] == '[') return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-void CudaKernelEmitter::cap_unrolling(std::streamoff start) {
-  std::string text = out_.str();
-  const std::string whole = "#pragma unroll\n";
-  const size_t pragma = text.find(whole, static_cast<size_t>(start));
-  if (pragma == std::string::npos) return;
-  const std::string loop = text.substr(pragma);
-  if (estimated_nvrtc_cost(loop) <= kMostUnrolledCode || indexes_register_arrays(loop)) return;
-  text.replace(pragma, whole.size(),
-               "#pragma unroll " + std::to_string(kCappedUnrollSteps) + "  // (NVRTC's time)\n");
-  out_.str(text);
-  out_.seekp(0, std::ios_base::end);
 }
 
 // A loop of `s`'s extent shared by the team's threads, each its own iterations of the body.

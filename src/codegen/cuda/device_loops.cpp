@@ -263,30 +263,37 @@ class LoopPrinter {
 
 }  // namespace
 
+struct DeviceLoopPlans {
+  std::vector<LoopPlan> loops;
+};
+
 DeviceLoops plan_device_loops(const Program& program, const target::Target& target) {
-  DeviceLoops loops;
+  auto plans = std::make_shared<DeviceLoopPlans>();
   const target::Target one = loop_target(target);
   std::set<int32_t> inside, outside;
   std::vector<bool> in_loop(program.steps.size(), false);
   for (size_t begin : sched::compiled_loops(program)) {
-    if (!plan_loop(program, begin, one)) continue;
-    loops.begins.push_back(begin);
+    std::optional<LoopPlan> plan = plan_loop(program, begin, one);
+    if (!plan) continue;
+    plans->loops.push_back(std::move(*plan));
     for (size_t s = begin; s <= static_cast<size_t>(program.steps[begin].loop.partner); ++s)
       in_loop[s] = true;
   }
+  DeviceLoops loops;
   for (size_t s = 0; s < program.steps.size(); ++s)
     if (program.steps[s].kind == sched::StepKind::Kernel)
       (in_loop[s] ? inside : outside).insert(program.steps[s].kernel);
   for (int32_t kernel : inside)
     if (!outside.count(kernel)) loops.kernels.insert(kernel);
+  loops.plans = std::move(plans);
   return loops;
 }
 
 void add_device_loops(const Program& program, const Options& options, const target::Target& target,
                       const DeviceLoops& loops, CudaSource& source) {
   const target::Target one = loop_target(target);
-  for (size_t begin : loops.begins) {
-    const std::optional<LoopPlan> plan = plan_loop(program, begin, one);
+  for (const LoopPlan& plan : loops.plans->loops) {
+    const size_t begin = plan.begin;
     const std::string name = "kiln_loop" + std::to_string(begin);
     std::vector<std::vector<int32_t>> kernel_arguments(program.kernels.size());
     std::map<size_t, std::vector<int32_t>> arguments;  // by step
@@ -294,7 +301,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     std::string text = "// Steps " + std::to_string(begin) + ".." +
                        std::to_string(program.steps[begin].loop.partner) +
                        ": a graph loop run on the device (codegen/cuda/device_loops.cpp).\n";
-    for (const auto& [step, body] : plan->body) {
+    for (const auto& [step, body] : plan.body) {
       const int32_t k = program.steps[step].kernel;
       const Kernel& kernel = body.kernel;
       const std::vector<LaunchPlan>& plans = body.plans;
@@ -315,12 +322,12 @@ void add_device_loops(const Program& program, const Options& options, const targ
     const std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
     std::map<int32_t, size_t> slot;
     for (size_t k = 0; k < buffers.size(); ++k) slot[buffers[k]] = k;
-    LoopPrinter printer(program, slot, calls, arguments, plan->threads);
+    LoopPrinter printer(program, slot, calls, arguments, plan.threads);
     printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
     const std::string count = std::to_string(std::max<size_t>(buffers.size(), 1));
-    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan->threads) + ") " +
+    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan.threads) + ") " +
             name + "(const kiln_arg_table<" + count + "> kiln_args) {\n  char* b[" + count +
             "];\n#pragma unroll\n  for (int j = 0; j < " + std::to_string(buffers.size()) +
             "; ++j) b[j] = kiln_args[j];\n" + printer.text() + "}\n";
@@ -329,7 +336,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     call.arguments = buffers;
     runtime::CudaLaunch launch;
     launch.symbol = name;
-    launch.threads = plan->threads;
+    launch.threads = plan.threads;
     call.launches.push_back(launch);
     call.replaces_step = static_cast<int32_t>(begin);
     source.kernels.push_back(call);

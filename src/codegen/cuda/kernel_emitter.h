@@ -3,14 +3,16 @@
 // loops, and reductions within a thread, across a block and across the grid. Internal to
 // src/codegen/cuda; split over launch_plans.cpp (plans), register_plans.cpp and
 // vector_plans.cpp (values held in registers, 16-byte accesses), cuda_emitter.cpp (launches,
-// loops), step_emitter.cpp (a thread's steps), register_emitter.cpp (registers),
-// reduce_emitter.cpp (reductions), fold_emitter.cpp (each thread's share of a reduction's
-// elements) and scan_emitter.cpp (long scans in tiles).
+// loops), step_emitter.cpp (a thread's steps), register_emitter.cpp (registers, capped
+// unrolling), reduce_emitter.cpp (reductions), fold_emitter.cpp (each thread's share of a
+// reduction's elements), scan_emitter.cpp (long scans in tiles) and device_loops.cpp (graph
+// loops run on the device, each launch a __device__ function).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -225,12 +227,13 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
                                       const target::Target& target);
 int64_t statement_work(const Stmt& s);
 
-// device_loops.cpp: the graph loops that run on the device as one kernel each (their LoopBegin
-// steps), and the Program kernels only those loops run (the emitter gives them no launch of
-// their own); add_device_loops appends each loop's functions and its call, which replaces the
-// loop's steps (runtime::CudaKernelCall::replaces_step).
+// device_loops.cpp: the graph loops that run on the device as one kernel each (their plans),
+// and the Program kernels only those loops run (the emitter gives them no launch of their own);
+// add_device_loops appends each loop's functions and its call, which replaces the loop's steps
+// (runtime::CudaKernelCall::replaces_step).
+struct DeviceLoopPlans;
 struct DeviceLoops {
-  std::vector<size_t> begins;
+  std::shared_ptr<const DeviceLoopPlans> plans;
   std::set<int32_t> kernels;
 };
 DeviceLoops plan_device_loops(const Program& program, const target::Target& target);

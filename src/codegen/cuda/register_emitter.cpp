@@ -1,10 +1,13 @@
 // What the CUDA emitter holds in registers across the loops that would load it again
 // (register_plans.cpp decides): the shared loads of a thread's steps along an outer loop, and
 // the elements of a row its statements each load. CudaKernelEmitter::load_value reads them.
+// And where a loop unrolled to keep values in registers is partly unrolled (cap_unrolling).
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <set>
 
+#include "codegen/cuda/compilation_units.h"
 #include "codegen/cuda/kernel_emitter.h"
 
 namespace kiln::codegen::cuda_detail {
@@ -134,6 +137,38 @@ void CudaKernelEmitter::row_vector_loop(const Stmt& s) {
     });
   }
   close_block();
+}
+
+namespace {
+
+// Whether `code` indexes a register array (kiln_row<k>, kiln_h<k>, kiln_pv<k>, local h<k>):
+// in a partly unrolled loop it would go to local memory.
+bool indexes_register_arrays(const std::string& code) {
+  for (const char* name : {"kiln_row", "kiln_h", "kiln_pv"})
+    if (code.find(name) != std::string::npos) return true;
+  for (size_t at = code.find('h'); at != std::string::npos; at = code.find('h', at + 1)) {
+    const bool starts_name = at == 0 || !(std::isalnum(static_cast<unsigned char>(code[at - 1])) ||
+                                          code[at - 1] == '_');
+    size_t end = at + 1;
+    while (end < code.size() && std::isdigit(static_cast<unsigned char>(code[end]))) ++end;
+    if (starts_name && end > at + 1 && end < code.size() && code[end] == '[') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CudaKernelEmitter::cap_unrolling(std::streamoff start) {
+  std::string text = out_.str();
+  const std::string whole = "#pragma unroll\n";
+  const size_t pragma = text.find(whole, static_cast<size_t>(start));
+  if (pragma == std::string::npos) return;
+  const std::string loop = text.substr(pragma);
+  if (estimated_nvrtc_cost(loop) <= kMostUnrolledCode || indexes_register_arrays(loop)) return;
+  text.replace(pragma, whole.size(),
+               "#pragma unroll " + std::to_string(kCappedUnrollSteps) + "  // (NVRTC's time)\n");
+  out_.str(text);
+  out_.seekp(0, std::ios_base::end);
 }
 
 }  // namespace kiln::codegen::cuda_detail
