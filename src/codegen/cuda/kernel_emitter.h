@@ -320,14 +320,22 @@ class CudaKernelEmitter : public CLikePrinter {
   }
   // Buffers the kernel only reads go through the read-only data path (ld.global.nc): their
   // loads may move past the kernel's stores, so the unrolled iterations' loads issue together.
+  // Not in a device loop, whose other launches may write a buffer in the same kernel.
+  bool read_only(int32_t buffer) const {
+    return !in_device_loop_ && std::find(kernel_.buffers_written.begin(),
+                                         kernel_.buffers_written.end(),
+                                         buffer) == kernel_.buffers_written.end();
+  }
   std::string loaded_element(int32_t buffer, const std::string& index) override {
     const sched::Buffer& b = program_.buffers[static_cast<size_t>(buffer)];
-    bool written = std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(),
-                             buffer) != kernel_.buffers_written.end();
-    // In a device loop a buffer one launch reads, another may have written in the same kernel.
-    if (written || in_device_loop_ || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
+    if (!read_only(buffer) || b.dtype == DType::Bool || b.role == sched::BufferRole::Constant)
       return CLikePrinter::loaded_element(buffer, index);
     return "__ldg(" + buffer_name(buffer) + " + (" + index + "))";
+  }
+  // A 16-byte vector of `buffer` at `address` (an element pointer), as loaded_element reads.
+  std::string vector_load(int32_t buffer, const std::string& type, const std::string& address) const {
+    const std::string pointer = "reinterpret_cast<const " + type + "*>(" + address + ")";
+    return read_only(buffer) ? "__ldg(" + pointer + ")" : "*" + pointer;
   }
   void reduce(const Stmt& s) override;  // one thread's
   void body() override;

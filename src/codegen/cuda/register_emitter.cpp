@@ -71,8 +71,8 @@ void CudaKernelEmitter::load_row_registers() {
     open_block();
     line("const int64_t " + v + " = ((int64_t)" + member() + " + " + v + "_run * " + threads() +
          ") * " + lanes + ";");
-    line("const " + type + " kiln_vector = __ldg(reinterpret_cast<const " + type + "*>(" +
-         load_address(load) + "));");
+    line("const " + type + " kiln_vector = " + vector_load(expr(load).buffer, type, load_address(load)) +
+         ";");
     for (int lane = 0; lane < row_lanes_; ++lane)
       line(name + "[" + v + "_run * " + lanes + " + " + std::to_string(lane) + "] = kiln_vector." +
            kLaneFields[lane] + ";");
@@ -112,8 +112,8 @@ void CudaKernelEmitter::row_vector_loop(const Stmt& s) {
     const std::string type = vector_type(program_.buffers[static_cast<size_t>(expr(id).buffer)].dtype);
     line(type + " kiln_v" + std::to_string(id) + ";");
     at_lane_zero([&] {
-      line("kiln_v" + std::to_string(id) + " = __ldg(reinterpret_cast<const " + type + "*>(" +
-           load_address(id) + "));");
+      line("kiln_v" + std::to_string(id) + " = " + vector_load(expr(id).buffer, type, load_address(id)) +
+           ";");
     });
   }
   for (size_t k : stores)

@@ -100,7 +100,7 @@ void CudaKernelEmitter::prefetch_step(int lanes) {
       continue;
     }
     const std::string type = vector_type(program_.buffers[static_cast<size_t>(expr(id).buffer)].dtype);
-    line(registers->second + "[kiln_u] = __ldg(reinterpret_cast<const " + type + "*>(" + address + "));");
+    line(registers->second + "[kiln_u] = " + vector_load(expr(id).buffer, type, address) + ";");
   }
 }
 
@@ -143,11 +143,9 @@ void CudaKernelEmitter::step(int lanes) {
       }
       line(type + " kiln_v" + std::to_string(id) + ";");
       lane_zero([&] {
-        std::string address = "reinterpret_cast<const " + type + "*>(" + buffer_name(e.buffer) +
-                              " + (" + index_text(e.operands[0]) + "))";
-        bool written = std::find(kernel_.buffers_written.begin(), kernel_.buffers_written.end(),
-                                 e.buffer) != kernel_.buffers_written.end();
-        line("kiln_v" + std::to_string(id) + " = " + (written ? "*" + address : "__ldg(" + address + ")") + ";");
+        line("kiln_v" + std::to_string(id) + " = " +
+             vector_load(e.buffer, type, buffer_name(e.buffer) + " + (" + index_text(e.operands[0]) + ")") +
+             ";");
       });
     }
     for (size_t k = 0; k < plan_.vector_stores.size(); ++k) {
