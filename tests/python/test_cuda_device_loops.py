@@ -14,17 +14,6 @@ from kiln.bench import loop_programs
 GPU = not kiln._kiln.cuda_unavailable_reason()
 
 
-def converge(a):
-    # A while loop whose test is a reduction of the body: read back each iteration from the host.
-    x = a.copy()
-    change = 1.0
-    while change > 1e-12:
-        nx = 0.5 * (x + a / x)
-        change = np.abs(nx - x).max()
-        x = nx
-    return x
-
-
 def rebound_rows(x):
     # A carried array rebound every iteration (its buffer swapped with the body's): an odd
     # number of iterations leaves it in the partner buffer.
@@ -36,7 +25,7 @@ def rebound_rows(x):
 
 CASES = [
     (loop_programs.crc32, lambda rng: (rng.integers(0, 256, 37, dtype=np.uint32),)),
-    (converge, lambda rng: (1 + 100 * rng.random(300),)),
+    (loop_programs.newton_sqrt, lambda rng: (1 + 100 * rng.random(300),)),
     (rebound_rows, lambda rng: (rng.random((7, 50)) * 0.1,)),
     (rebound_rows, lambda rng: (rng.random((8, 50)) * 0.1,)),
     (loop_programs.sieve, lambda rng: (rng.random(500) > 0.01,)),
@@ -81,11 +70,11 @@ def test_device_loops_with_a_while_test_replay_as_cuda_graphs(mode):
     """A while loop's test read on the device: nothing comes back to the host, so the program
     is captured into a CUDA graph and replayed (reduce-overhead), with new data each call (on
     the CPU where there is no GPU)."""
-    compiled = kiln.compile(converge, device="cuda" if GPU else "cpu", mode=mode)
+    compiled = kiln.compile(loop_programs.newton_sqrt, device="cuda" if GPU else "cpu", mode=mode)
     rng = np.random.default_rng(9)
     for _ in range(5):
         a = 1 + 100 * rng.random(300)
-        np.testing.assert_allclose(compiled(a), converge(a), rtol=1e-12)
+        np.testing.assert_allclose(compiled(a), loop_programs.newton_sqrt(a), rtol=1e-12)
 
 
 def test_masked_updates_in_device_loops_visit_their_window(cuda_sources):
