@@ -65,6 +65,21 @@ def test_loops_of_big_kernels_stay_launches_from_the_host(cuda_sources):
     assert cuda_sources and not any(" kiln_loop" in s for s in cuda_sources)
 
 
+@pytest.mark.parametrize("size, on_device", [(32, True), (256, False)])
+def test_a_loop_streaming_more_than_a_multiprocessor_moves_stays_on_the_host(size, on_device,
+                                                                              cuda_sources):
+    """A device loop runs in one block, whose loads and stores share one multiprocessor's part
+    of the memory system: a Gray-Scott step of 256x256 float64 points (160 bytes a point) takes
+    it ~80 us against ~4 us for a launch from the host; at 32x32 the launch costs more than the
+    work, and the loop runs on the device."""
+    rng = np.random.default_rng(3)
+    u, v = 1 - 0.1 * rng.random((size, size)), 0.1 * rng.random((size, size))
+    compiled = kiln.compile(loop_programs.reaction_diffusion, device="cuda" if GPU else "cpu")
+    np.testing.assert_allclose(compiled(u, v), loop_programs.reaction_diffusion(u, v), rtol=1e-12)
+    assert cuda_sources
+    assert any(" kiln_loop" in s for s in cuda_sources) == on_device
+
+
 @pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
 def test_device_loops_with_a_while_test_replay_as_cuda_graphs(mode):
     """A while loop's test read on the device: nothing comes back to the host, so the program

@@ -36,13 +36,59 @@ namespace {
 // loop programs run both ways): from the host a launch costs ~4 us (such loops are host-bound;
 // writing the loop's index each iteration costs one more), and a bound or while test read
 // back ~20 us; on the device a launch costs a barrier and a memory round trip, ~0.3 us, plus
-// its elements at ~32 per microsecond a thread (lcs's row of 301 in one thread: 9.5 us).
+// its elements at ~32 per microsecond a thread (lcs's row of 301 in one thread: 9.5 us), or
+// its bytes at ~130 a nanosecond, one multiprocessor's share of the memory system, where that
+// is longer (a Gray-Scott step of 256x256 float64 points, 160 bytes loaded or stored a point
+// counting neighbours: 82 us in one block, ~4 us from the host as a grid).
 constexpr int64_t kHostLaunchNs = 4000;
 constexpr int64_t kReadBackNs = 20000;
 constexpr int64_t kDeviceLaunchNs = 300;
 constexpr int64_t kElementsPerThreadMicrosecond = 32;
+constexpr int64_t kBlockBytesPerNs = 130;
 // The loop kernel's table of buffer pointers must fit a kernel's 4 KiB of parameters.
 constexpr size_t kMostLoopBuffers = 480;
+
+// The bytes the loads in the expressions from `roots` read, each load once.
+int64_t bytes_loaded(const Kernel& kernel, std::vector<ExprId> roots) {
+  std::set<ExprId> seen;
+  int64_t bytes = 0;
+  while (!roots.empty()) {
+    const ExprId id = roots.back();
+    roots.pop_back();
+    if (id < 0 || !seen.insert(id).second) continue;
+    const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+    if (e.kind == ExprKind::Load) bytes += dtype_size(e.dtype);
+    roots.insert(roots.end(), e.operands.begin(), e.operands.end());
+  }
+  return bytes;
+}
+
+// What a launch of statement `s` does: the elements its loops visit and the bytes it loads
+// (a neighbour's load counted apart) and stores. A loop trimmed to its mask's window
+// (trim_loops) counts once: the windows of the loop programs are an element (lcs's cell,
+// cholesky's pivot) or a few.
+struct Work {
+  int64_t elements = 0, bytes = 0;
+  Work& operator+=(const Work& other) {
+    elements += other.elements;
+    bytes += other.bytes;
+    return *this;
+  }
+};
+
+Work statement_work(const Kernel& kernel, const Stmt& s) {
+  Work inner;
+  for (const Stmt& child : s.body) inner += statement_work(kernel, child);
+  std::vector<ExprId> roots{s.index, s.value};
+  for (const sched::Accumulation& a : s.accumulations) roots.push_back(a.value);
+  inner.bytes += bytes_loaded(kernel, roots);
+  if ((s.kind == StmtKind::Store || s.kind == StmtKind::Scan) && !s.to_local_array)
+    inner.bytes += dtype_size(kernel.exprs[static_cast<size_t>(s.value)].dtype);
+  const bool trimmed = s.kind == StmtKind::Loop && (s.loop.begin >= 0 || s.loop.end >= 0);
+  int64_t extent = s.kind == StmtKind::Loop && !trimmed ? s.loop.extent : 1;
+  for (const sched::Loop& l : s.reduce_loops) extent *= l.extent;
+  return {extent * std::max<int64_t>(inner.elements, 1), extent * inner.bytes};
+}
 
 // The target a device loop's launches are planned for: one multiprocessor, no reduction split
 // over blocks (one block runs the launch).
@@ -146,12 +192,15 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
       body.plans = plan_launches(program, kernel, target);
     for (const LaunchPlan& plan : body.plans) {
       if (!runs_inside_loop(plan)) return std::nullopt;
-      int64_t work = 0;
-      for (size_t k = plan.first; k < plan.last; ++k) work += statement_work(kernel.body[k]);
+      Work work;
+      for (size_t k = plan.first; k < plan.last; ++k)
+        work += statement_work(kernel, kernel.body[k]);
       loop.threads = std::max(loop.threads, plan.threads);
       host_ns += passes.back() * kHostLaunchNs;
-      device_ns += passes.back() * (kDeviceLaunchNs + work * 1000 / (kElementsPerThreadMicrosecond *
-                                                                      plan.threads));
+      const int64_t threads_ns =
+          work.elements * 1000 / (kElementsPerThreadMicrosecond * plan.threads);
+      device_ns += passes.back() *
+                   (kDeviceLaunchNs + std::max(threads_ns, work.bytes / kBlockBytesPerNs));
     }
   }
   if (buffers.size() + swapped.size() > kMostLoopBuffers) return std::nullopt;

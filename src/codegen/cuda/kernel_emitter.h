@@ -221,11 +221,9 @@ void plan_row_vectors(const Program& program, const Kernel& kernel, LaunchPlan& 
 void plan_step_unrolling(const Kernel& kernel, const target::Target& target, int64_t inner_work,
                          LaunchPlan& plan);
 
-// launch_plans.cpp: the launches of a kernel, in order; the elements a statement touches (its
-// extents times its children's).
+// launch_plans.cpp: the launches of a kernel, in order.
 std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kernel,
                                       const target::Target& target);
-int64_t statement_work(const Stmt& s);
 
 // device_loops.cpp: the graph loops that run on the device as one kernel each (their plans),
 // and the Program kernels only those loops run (the emitter gives them no launch of their own);

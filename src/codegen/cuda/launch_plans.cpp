@@ -14,14 +14,6 @@
 
 namespace kiln::codegen::cuda_detail {
 
-int64_t statement_work(const Stmt& s) {
-  int64_t inner = 0;
-  for (const Stmt& child : s.body) inner += statement_work(child);
-  int64_t extent = s.kind == StmtKind::Loop ? s.loop.extent : 1;
-  for (const sched::Loop& l : s.reduce_loops) extent *= l.extent;
-  return extent * std::max<int64_t>(inner, 1);
-}
-
 namespace {
 
 // Below this much work per outer iteration a block per iteration leaves most threads idle:
@@ -33,6 +25,15 @@ constexpr int kSmallLaunchThreads = 128;
 
 bool is_plain_loop(const Stmt& s) {
   return s.kind == StmtKind::Loop && s.loop.begin < 0 && s.loop.end < 0;
+}
+
+// Elements a statement touches: its extents times its children's.
+int64_t work(const Stmt& s) {
+  int64_t inner = 0;
+  for (const Stmt& child : s.body) inner += work(child);
+  int64_t extent = s.kind == StmtKind::Loop ? s.loop.extent : 1;
+  for (const sched::Loop& l : s.reduce_loops) extent *= l.extent;
+  return extent * std::max<int64_t>(inner, 1);
 }
 
 // Threads for a block that shares loops of about `parallel` iterations: a multiple of the
@@ -535,7 +536,7 @@ std::vector<LaunchPlan> plan_launches(const Program& program, const Kernel& kern
       }
       const std::vector<Stmt>& inner = plan.chain.back()->body;
       int64_t inner_work = 0;
-      for (const Stmt& child : inner) inner_work += statement_work(child);
+      for (const Stmt& child : inner) inner_work += work(child);
       bool reduces = std::any_of(inner.begin(), inner.end(), [](const Stmt& c) {
         return c.kind == StmtKind::Reduce || c.kind == StmtKind::Scan;
       });
