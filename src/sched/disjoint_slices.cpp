@@ -35,6 +35,15 @@ class SliceReader {
       case ExprKind::LoopVar:
         if (e.variable == variable_) return {1, 0, 0};
         return {0, 0, kernel_.loop_extents[static_cast<size_t>(e.variable)] - 1};
+      case ExprKind::Elementwise:  // int64 arithmetic of values: a scatter's iota + offset
+        if (e.dtype != DType::Int64 || e.operands.size() != 2) return {};
+        if (e.op == Op::sub) {
+          const Slice a = operand(0), b = operand(1);
+          return {saturate(__int128(a.coefficient) - b.coefficient),
+                  saturate(__int128(a.low) - b.high), saturate(__int128(a.high) - b.low)};
+        }
+        if (e.op != Op::add) return {};
+        [[fallthrough]];
       case ExprKind::IndexAdd: {
         const Slice a = operand(0), b = operand(1);
         return {saturate(__int128(a.coefficient) + b.coefficient),
@@ -101,6 +110,12 @@ bool adds_into_disjoint_slices(const Kernel& kernel, const Stmt& loop) {
   for (const auto& [buffer, slice] : slices)
     if (slice.high - slice.low >= std::abs(slice.coefficient)) return false;
   return !slices.empty();
+}
+
+std::optional<std::pair<int64_t, int64_t>> index_range(const Kernel& kernel, ExprId id) {
+  const Slice slice = SliceReader(kernel, -1).read(id);
+  if (slice.low <= -kUnbounded || slice.high >= kUnbounded) return std::nullopt;
+  return std::make_pair(slice.low, slice.high);
 }
 
 }  // namespace kiln::sched

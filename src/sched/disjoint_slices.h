@@ -5,6 +5,9 @@
 // iterations never touch one element, so the loop runs on the thread pool without the atomic
 // add per element (a compare-and-swap loop for floats) that a scatter of unknown indices needs.
 #pragma once
+#include <optional>
+#include <utility>
+
 #include "sched/loop_ir.h"
 
 namespace kiln::sched {
@@ -13,5 +16,9 @@ namespace kiln::sched {
 // a * v + r (v the loop's variable, one a != 0 per buffer, r within less than |a| elements),
 // and the kernel reads none of the buffers they add into.
 bool adds_into_disjoint_slices(const Kernel& kernel, const Stmt& loop);
+
+// The least and the greatest element index expression `id` of `kernel` takes, each loop
+// variable within its extent; nullopt where that is not known (a loaded or a float index).
+std::optional<std::pair<int64_t, int64_t>> index_range(const Kernel& kernel, ExprId id);
 
 }  // namespace kiln::sched

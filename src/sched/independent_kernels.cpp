@@ -65,10 +65,19 @@ SharedMemory::SharedMemory(const Program& program) : bytes_(program.buffers.size
     while (root[static_cast<size_t>(b)] != b) b = root[static_cast<size_t>(b)];
     return b;
   };
+  std::vector<int> swaps(root.size(), 0);
+  partner_.assign(root.size(), -1);
   for (const Step& step : program.steps)
     if (step.kind == StepKind::LoopEnd)
-      for (const auto& [carried, next] : step.loop.swaps)
+      for (const auto& [carried, next] : step.loop.swaps) {
         root[static_cast<size_t>(find(carried))] = find(next);
+        ++swaps[static_cast<size_t>(carried)];
+        ++swaps[static_cast<size_t>(next)];
+        partner_[static_cast<size_t>(carried)] = next;
+        partner_[static_cast<size_t>(next)] = carried;
+      }
+  for (size_t b = 0; b < root.size(); ++b)
+    if (swaps[b] != 1) partner_[b] = -1;
   std::vector<std::vector<std::pair<int64_t, int64_t>>> of_root(root.size());
   for (size_t b = 0; b < root.size(); ++b) {
     const Buffer& buffer = program.buffers[b];
@@ -82,6 +91,8 @@ SharedMemory::SharedMemory(const Program& program) : bytes_(program.buffers.size
 
 bool SharedMemory::operator()(int32_t a, int32_t b) const {
   if (a == b) return true;
+  const int32_t partner = partner_[static_cast<size_t>(a)];
+  if (partner == b && partner_[static_cast<size_t>(b)] == a) return false;
   for (auto [low, high] : bytes_[static_cast<size_t>(a)])
     for (auto [other_low, other_high] : bytes_[static_cast<size_t>(b)])
       if (low < other_high && other_low < high) return true;

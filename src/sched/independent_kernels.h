@@ -23,7 +23,9 @@ constexpr size_t kMostOpenHeads = 8;
 
 // Whether two buffers may share memory: the same buffer, or arena buffers whose bytes meet,
 // a graph loop's swapped buffers counted as either's bytes (after the loop a carried value's
-// buffer points at whichever of the two its last iteration wrote).
+// buffer points at whichever of the two its last iteration wrote). The two buffers of a swap
+// that neither is in another never share: each points at one of the two allocations, never
+// both at the same one.
 class SharedMemory {
  public:
   explicit SharedMemory(const Program& program);
@@ -31,6 +33,7 @@ class SharedMemory {
 
  private:
   std::vector<std::vector<std::pair<int64_t, int64_t>>> bytes_;  // by buffer
+  std::vector<int32_t> partner_;  // by buffer: its one swap's other buffer, or -1
 };
 
 // Whether `body` is loops of plain stores only (no reductions, scans, scatter-adds).

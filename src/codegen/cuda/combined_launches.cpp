@@ -1,26 +1,36 @@
 // Combined launches (kernel_emitter.h): independent ThreadPerIteration launches of one kernel
 // as one function, each part taking its own range of the grid's blocks (Inductor's combo
-// kernels): a compiled optimizer step's 46 small updates were 46 launches.
+// kernels): a compiled optimizer step's 46 small updates were 46 launches. Parts may store
+// into one buffer where their elements are apart: an in-place slice update's interior and the
+// edges it copies into the other buffer of a loop's pair (the heat equation's step, three
+// launches).
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "codegen/cuda/kernel_emitter.h"
+#include "sched/disjoint_slices.h"
 #include "sched/independent_kernels.h"
 
 namespace kiln::codegen::cuda_detail {
 
 namespace {
 
-// The buffers statements of `kernel` load from and store into.
+using IndexRange = std::pair<int64_t, int64_t>;
+
+// The buffers statements of `kernel` load from and store into, and the elements each store
+// may write (nullopt: unknown).
 struct LaunchBuffers {
-  std::set<int32_t> read, written;
+  std::set<int32_t> read;
+  std::map<int32_t, std::vector<std::optional<IndexRange>>> written;
 };
 
 LaunchBuffers launch_buffers(const Kernel& kernel, const std::vector<Stmt>& statements) {
   LaunchBuffers buffers;
   std::function<void(const Stmt&)> stores = [&](const Stmt& s) {
-    if (s.kind == StmtKind::Store) buffers.written.insert(s.buffer);
+    if (s.kind == StmtKind::Store)
+      buffers.written[s.buffer].push_back(sched::index_range(kernel, s.index));
     for (const Stmt& inner : s.body) stores(inner);
   };
   for (const Stmt& s : statements) stores(s);
@@ -29,15 +39,27 @@ LaunchBuffers launch_buffers(const Kernel& kernel, const std::vector<Stmt>& stat
   return buffers;
 }
 
+// Whether every store of `some` is known to miss every store of `others`.
+bool apart(const std::vector<std::optional<IndexRange>>& some,
+           const std::vector<std::optional<IndexRange>>& others) {
+  for (const std::optional<IndexRange>& a : some)
+    for (const std::optional<IndexRange>& b : others)
+      if (!a || !b || (a->first <= b->second && b->first <= a->second)) return false;
+  return true;
+}
+
 bool shares_written(const LaunchBuffers& a, const LaunchBuffers& b,
                     const sched::SharedMemory& shared) {
-  auto meets = [&](const std::set<int32_t>& some, const std::set<int32_t>& others) {
-    for (int32_t buffer : some)
-      for (int32_t other : others)
+  auto meets_read = [&](const LaunchBuffers& writer, const std::set<int32_t>& read) {
+    for (const auto& [buffer, ranges] : writer.written)
+      for (int32_t other : read)
         if (shared(buffer, other)) return true;
     return false;
   };
-  return meets(a.written, b.read) || meets(a.written, b.written) || meets(b.written, a.read);
+  for (const auto& [buffer, ranges] : a.written)
+    for (const auto& [other, other_ranges] : b.written)
+      if (shared(buffer, other) && (buffer != other || !apart(ranges, other_ranges))) return true;
+  return meets_read(a, b.read) || meets_read(b, a.read);
 }
 
 bool combinable(const Kernel& kernel, const LaunchPlan& plan) {
