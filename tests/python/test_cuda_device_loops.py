@@ -50,6 +50,41 @@ def test_loops_of_small_kernels_are_one_device_kernel(fn, make, cuda_sources):
         cuda_sources[-1][-3000:]
 
 
+ONE_THREAD = [
+    (loop_programs.crc32, lambda rng: (rng.integers(0, 256, 37, dtype=np.uint32),)),
+    (loop_programs.sieve, lambda rng: (rng.random(500) > 0.01,)),
+    (loop_programs.lcs, lambda rng: (rng.integers(0, 4, 30), rng.integers(0, 4, 25))),
+    (loop_programs.element_branch, lambda rng: (rng.standard_normal(300),)),
+]
+
+
+@pytest.mark.parametrize("fn, make", ONE_THREAD, ids=[c[0].__name__ for c in ONE_THREAD])
+def test_loops_of_one_threads_work_run_in_one_thread(fn, make, cuda_sources):
+    """A loop whose every launch is one element's work (a CRC's bit, a sieve's test, a DP cell)
+    runs in the block's first thread alone: no barrier between its launches, its 0-d buffers
+    a local array (registers once inlined) rather than shared memory."""
+    compiled = kiln.compile(fn, device="cuda" if GPU else "cpu")
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        args = make(rng)
+        np.testing.assert_allclose(compiled(*args), fn(*args), rtol=1e-9, atol=1e-12)
+    source = cuda_sources[-1]
+    loop = source[re.search(r"__global__ void __launch_bounds__\(\d+\) kiln_loop", source).start():]
+    loop = loop[:loop.index("\n}\n")]
+    assert "if (threadIdx.x != 0) return;" in loop, loop
+    assert "__syncthreads" not in loop and "__shared__" not in loop, loop
+    assert "unsigned long long kiln_scalars[" in loop, loop
+
+
+def test_loops_with_a_blocks_work_keep_their_barriers(cuda_sources):
+    """pair_energy's launches sum three coordinates across a warp: its loop keeps the block."""
+    x = np.random.default_rng(8).random((24, 3))
+    compiled = kiln.compile(loop_programs.pair_energy, device="cuda" if GPU else "cpu")
+    np.testing.assert_allclose(compiled(x), loop_programs.pair_energy(x), rtol=1e-9)
+    loop = cuda_sources[-1][cuda_sources[-1].index(" kiln_loop"):]
+    assert "if (threadIdx.x != 0) return;" not in loop and "__syncthreads();" in loop
+
+
 def big_body(x):
     for _ in range(3):
         x = np.sin(x) + 0.5

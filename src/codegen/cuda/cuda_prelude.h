@@ -142,6 +142,16 @@ KILN_FN void kiln_block_copy(char* to, const char* from, long long bytes) {
   }
 }
 
+// The same copy by one thread (a device loop that one thread runs).
+KILN_FN void kiln_thread_copy(char* to, const char* from, long long bytes) {
+  if ((((unsigned long long)to | (unsigned long long)from | (unsigned long long)bytes) & 7) == 0) {
+    for (long long j = 0; j < bytes / 8; ++j)
+      ((unsigned long long*)to)[j] = ((const unsigned long long*)from)[j];
+  } else {
+    for (long long j = 0; j < bytes; ++j) to[j] = from[j];
+  }
+}
+
 template <class T> KILN_FN T kiln_lowest_normal();
 template <> KILN_FN float kiln_lowest_normal<float>() { return 0x1p-126f; }
 template <> KILN_FN double kiln_lowest_normal<double>() { return 0x1p-1022; }

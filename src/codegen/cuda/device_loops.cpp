@@ -115,6 +115,29 @@ bool runs_inside_loop(const LaunchPlan& plan) {
   }
 }
 
+// Whether statements store single elements: no reduction, no loop of more than one iteration.
+bool single_elements(const std::vector<Stmt>& body) {
+  return std::all_of(body.begin(), body.end(), [](const Stmt& s) {
+    return s.kind == StmtKind::Store ||
+           (s.kind == StmtKind::Loop && s.loop.extent == 1 && single_elements(s.body));
+  });
+}
+
+// Whether a launch of `plan` is one thread's work: a OneThread launch, a grid-stride one of a
+// single element, or a block's single stores (its other threads skip them).
+bool one_threads_work(const Kernel& kernel, const LaunchPlan& plan) {
+  switch (plan.kind) {
+    case LaunchKind::OneThread:
+      return true;
+    case LaunchKind::ThreadPerIteration:
+      return plan.iterations <= 1;
+    case LaunchKind::OneBlock:
+      return single_elements(launch_statements(kernel, plan));
+    default:
+      return false;
+  }
+}
+
 // A body kernel as the loop runs it, and its launches, which point into it. A kernel with
 // statements that run in order on one thread (a scatter: lcs's `table[i, j] = ...`, a masked
 // update of row i) has its loops trimmed to the bounds its mask puts on them
@@ -134,6 +157,9 @@ struct LoopPlan {
   size_t begin = 0;
   std::map<size_t, BodyKernel> body;  // by kernel step
   int threads = 1;                    // the loop kernel's block
+  // Every launch is one thread's work (a CRC's bit, a DP cell, a sieve's test): the block's
+  // first thread runs the whole loop alone, with no barrier, its 0-d buffers in its registers.
+  bool one_thread = true;
 };
 
 // How the program's loops run, from KILN_CUDA_DEVICE_LOOPS: unset the cost model chooses, 0 none
@@ -192,6 +218,7 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
       body.plans = plan_launches(program, kernel, target);
     for (const LaunchPlan& plan : body.plans) {
       if (!runs_inside_loop(plan)) return std::nullopt;
+      loop.one_thread = loop.one_thread && one_threads_work(kernel, plan);
       Work work;
       for (size_t k = plan.first; k < plan.last; ++k)
         work += statement_work(kernel, kernel.body[k]);
@@ -215,8 +242,12 @@ class LoopPrinter {
  public:
   LoopPrinter(const Program& program, const std::map<int32_t, size_t>& slot,
               const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls,
-              const std::map<size_t, std::vector<int32_t>>& arguments, int threads)
-      : program_(program), slot_(slot), calls_(calls), arguments_(arguments), threads_(threads) {}
+              const std::map<size_t, std::vector<int32_t>>& arguments, int threads,
+              bool one_thread)
+      : program_(program), slot_(slot), calls_(calls), arguments_(arguments), threads_(threads),
+        one_thread_(one_thread),
+        barrier_(one_thread ? "" : "__syncthreads();"),
+        copy_(one_thread ? "kiln_thread_copy" : "kiln_block_copy") {}
 
   void loop(size_t begin, int depth) {
     const sched::LoopControl& control = program_.steps[begin].loop;
@@ -230,10 +261,11 @@ class LoopPrinter {
     // Every thread reads the test: the barrier after the body's last launch made it visible,
     // and the next write to it comes after the barrier below.
     if (control.condition >= 0)
-      out_ << pad << "    if (!*(volatile const bool*)" << buffer(control.condition) << ") break;\n";
+      out_ << pad << "    if (!*(" << shared_read() << "const bool*)" << buffer(control.condition)
+           << ") break;\n";
     out_ << pad << "    if (threadIdx.x == 0) *(int64_t*)" << buffer(control.induction)
-         << " = start + " << k << " * " << control.step << "ll;\n"
-         << pad << "    __syncthreads();\n";
+         << " = start + " << k << " * " << control.step << "ll;\n";
+    barrier(pad + "    ");
     for (size_t s = begin + 1; s < end; ++s) {
       const sched::Step& step = program_.steps[s];
       if (step.kind == sched::StepKind::LoopBegin) {
@@ -247,19 +279,30 @@ class LoopPrinter {
       table += arguments.empty() ? "nullptr}}" : "}}";
       for (const auto& [symbol, threads] : calls_.at(s)) {
         out_ << pad << "    " << (threads < threads_ ? "if (threadIdx.x < " + std::to_string(threads) + ") " : "")
-             << symbol << "(" << table << ");\n"
-             << pad << "    __syncthreads();\n";
+             << symbol << "(" << table << ");\n";
+        barrier(pad + "    ");
       }
     }
-    for (const auto& [carried, next] : program_.steps[end].loop.swaps)
+    for (const auto& [carried, next] : program_.steps[end].loop.swaps) {
+      if (one_thread_ && words_.count(carried)) {  // values, so that the words stay registers
+        for (int64_t w = 0; w < words_.at(carried).second; ++w) {
+          const std::string a = "kiln_scalars[" + std::to_string(words_.at(carried).first + w) + "]";
+          const std::string b = "kiln_scalars[" + std::to_string(words_.at(next).first + w) + "]";
+          out_ << pad << "    { const unsigned long long t = " << a << "; " << a << " = " << b
+               << "; " << b << " = t; }\n";
+        }
+        continue;
+      }
       out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
            << buffer(next) << "; " << buffer(next) << " = t; }\n";
+    }
     out_ << pad << "  }\n" << pad << "}\n";
   }
 
-  // The loop's 0-d buffers (but constants) move to shared memory for the loop: a scalar
-  // recursion (a CRC's state, a DP cell) reads and writes one each launch, ~30 cycles there
-  // against ~250 in L2. Each takes 8-byte words of kiln_scalars, its value copied in first.
+  // The loop's 0-d buffers (but constants) move to shared memory for the loop, or to the one
+  // thread's registers: a scalar recursion (a CRC's state, a DP cell) reads and writes one each
+  // launch, ~30 cycles in shared memory against ~250 in L2. Each takes 8-byte words of
+  // kiln_scalars, its value copied in first.
   void scalars_to_shared() {
     int64_t words = 0;
     std::ostringstream moves;
@@ -268,13 +311,18 @@ class LoopPrinter {
       const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
       if (!buffer.shape.empty() || buffer.role == sched::BufferRole::Constant) continue;
       const int64_t bytes = sched::buffer_bytes(buffer);
-      moves << "  kiln_block_copy((char*)&kiln_scalars[" << words << "], " << this->buffer(b) << ", "
-            << bytes << "ll);\n  " << this->buffer(b) << " = (char*)&kiln_scalars[" << words << "];\n";
+      // (memcpy for the one thread: its words' addresses never become integers, so they
+      // stay registers)
+      moves << "  " << (one_thread_ ? "memcpy" : "kiln_block_copy") << "((char*)&kiln_scalars[" << words
+            << "], " << this->buffer(b) << ", " << bytes << "ll);\n  " << this->buffer(b)
+            << " = (char*)&kiln_scalars[" << words << "];\n";
+      words_[b] = {words, (bytes + 7) / 8};
       words += (bytes + 7) / 8;
     }
     if (words == 0) return;
-    out_ << "  __shared__ unsigned long long kiln_scalars[" << words << "];\n"
-         << moves.str() << "  __syncthreads();\n";
+    out_ << "  " << (one_thread_ ? "" : "__shared__ ") << "unsigned long long kiln_scalars["
+         << words << "];\n" << moves.str();
+    barrier("  ");
   }
 
   // The values the steps after the loop or the caller read, back in their own buffers: the
@@ -289,8 +337,11 @@ class LoopPrinter {
                            written.role == sched::BufferRole::Output;
       if (!(outside.count(b) || callers) || bytes == 0) continue;
       const std::string own = "kiln_args[" + std::to_string(slot_.at(b)) + "]";
-      out_ << "  if (" << buffer(b) << " != " << own << ") kiln_block_copy(" << own << ", "
-           << buffer(b) << ", " << bytes << "ll);\n";
+      if (one_thread_ && words_.count(b))
+        out_ << "  memcpy(" << own << ", " << buffer(b) << ", " << bytes << "ll);\n";
+      else
+        out_ << "  if (" << buffer(b) << " != " << own << ") " << copy_ << "(" << own << ", "
+             << buffer(b) << ", " << bytes << "ll);\n";
     }
   }
 
@@ -299,7 +350,13 @@ class LoopPrinter {
  private:
   std::string buffer(int32_t b) const { return "b[" + std::to_string(slot_.at(b)) + "]"; }
   std::string bound(int32_t b, int64_t value) const {
-    return b < 0 ? std::to_string(value) + "ll" : "*(volatile const int64_t*)" + buffer(b);
+    return b < 0 ? std::to_string(value) + "ll" : "*(" + shared_read() + "const int64_t*)" + buffer(b);
+  }
+  // Another thread wrote what the block reads before the barrier; one thread's own writes
+  // need nothing.
+  std::string shared_read() const { return one_thread_ ? "" : "volatile "; }
+  void barrier(const std::string& pad) {
+    if (!barrier_.empty()) out_ << pad << barrier_ << "\n";
   }
 
   const Program& program_;
@@ -307,6 +364,9 @@ class LoopPrinter {
   const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls_;  // by step
   const std::map<size_t, std::vector<int32_t>>& arguments_;                   // by step
   int threads_;
+  bool one_thread_;
+  std::string barrier_, copy_;
+  std::map<int32_t, std::pair<int64_t, int64_t>> words_;  // 0-d buffers' first word and words
   std::ostringstream out_;
 };
 
@@ -361,7 +421,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
       for (size_t l = 0; l < plans.size(); ++l) {
         const std::string symbol = name + "_s" + std::to_string(step) + "_" + std::to_string(l);
         CudaKernelEmitter emitter(program, kernel, options, one, signature, plans[l]);
-        emitter.inside_device_loop();
+        emitter.inside_device_loop(plan.one_thread);
         std::string code = emitter.emit();
         code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), symbol);
         text += code;
@@ -371,13 +431,14 @@ void add_device_loops(const Program& program, const Options& options, const targ
     const std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
     std::map<int32_t, size_t> slot;
     for (size_t k = 0; k < buffers.size(); ++k) slot[buffers[k]] = k;
-    LoopPrinter printer(program, slot, calls, arguments, plan.threads);
+    LoopPrinter printer(program, slot, calls, arguments, plan.threads, plan.one_thread);
     printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
     const std::string count = std::to_string(std::max<size_t>(buffers.size(), 1));
     text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan.threads) + ") " +
-            name + "(const kiln_arg_table<" + count + "> kiln_args) {\n  char* b[" + count +
+            name + "(const kiln_arg_table<" + count + "> kiln_args) {\n" +
+            (plan.one_thread ? "  if (threadIdx.x != 0) return;\n" : "") + "  char* b[" + count +
             "];\n#pragma unroll\n  for (int j = 0; j < " + std::to_string(buffers.size()) +
             "; ++j) b[j] = kiln_args[j];\n" + printer.text() + "}\n";
     source.functions.push_back(text);

@@ -270,13 +270,18 @@ class CudaKernelEmitter : public CLikePrinter {
   void combine(std::vector<Part> parts) { parts_ = std::move(parts); }
   // The launch as a __device__ function a device loop's kernel calls (device_loops.cpp): the
   // first plan_.threads threads of that kernel's one block run it as a grid of one block, and
-  // its barriers are theirs alone (kiln_team_barrier).
-  void inside_device_loop() { in_device_loop_ = true; }
+  // its barriers are theirs alone (kiln_team_barrier); `alone`: the block's first thread runs
+  // it by itself (a launch of one thread's work), with no barrier.
+  void inside_device_loop(bool alone) {
+    in_device_loop_ = true;
+    alone_ = alone;
+  }
 
  private:
   std::vector<Part> parts_;
   bool in_part_ = false;
   bool in_device_loop_ = false;
+  bool alone_ = false;
   // The block's index in the grid, and the grid's blocks: a part's own range of them.
   std::string block_index() const {
     return in_device_loop_ ? "0" : in_part_ ? "kiln_block" : "blockIdx.x";
@@ -284,6 +289,7 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string grid_blocks() const { return in_device_loop_ ? "1" : in_part_ ? "kiln_grid" : "gridDim.x"; }
   // The barrier of the launch's threads.
   std::string block_barrier() const {
+    if (alone_) return "";
     return in_device_loop_ ? "kiln_team_barrier(" + std::to_string(plan_.threads) + ");"
                            : "__syncthreads();";
   }
@@ -310,7 +316,9 @@ class CudaKernelEmitter : public CLikePrinter {
   std::string threads() const { return std::to_string(team()); }
   // A thread's place in its team, and the barrier of the team.
   std::string member() const { return plan_.warp_iterations ? "kiln_lane" : "threadIdx.x"; }
-  std::string barrier() const { return plan_.warp_iterations ? "__syncwarp();" : block_barrier(); }
+  std::string barrier() const {
+    return plan_.warp_iterations && !alone_ ? "__syncwarp();" : block_barrier();
+  }
   // A split reduction's or a column tile's scratch (runtime::CudaLaunch::scratch_bytes) follows the buffers.
   bool has_scratch() const {
     return plan_.kind == LaunchKind::SplitReduce || plan_.kind == LaunchKind::ScanTiles ||
