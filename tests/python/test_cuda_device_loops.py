@@ -54,7 +54,6 @@ ONE_THREAD = [
     (loop_programs.crc32, lambda rng: (rng.integers(0, 256, 37, dtype=np.uint32),)),
     (loop_programs.sieve, lambda rng: (rng.random(500) > 0.01,)),
     (loop_programs.lcs, lambda rng: (rng.integers(0, 4, 30), rng.integers(0, 4, 25))),
-    (loop_programs.element_branch, lambda rng: (rng.standard_normal(300),)),
 ]
 
 
@@ -74,6 +73,36 @@ def test_loops_of_one_threads_work_run_in_one_thread(fn, make, cuda_sources):
     assert "if (threadIdx.x != 0) return;" in loop, loop
     assert "__syncthreads" not in loop and "__shared__" not in loop, loop
     assert "unsigned long long kiln_scalars[" in loop, loop
+
+
+def clipped_squares(x, limit):
+    # independent iterations with a 0-d temporary of their own (t), and a branch
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        t = x[i] * x[i]
+        if t > limit:
+            t = limit
+        out[i] = t - x[i]
+    return out
+
+
+@pytest.mark.parametrize("fn, make", [
+    (loop_programs.element_branch, lambda rng: (rng.standard_normal(3000),)),
+    (clipped_squares, lambda rng: (rng.standard_normal(3000), np.float64(0.5))),
+], ids=["element_branch", "clipped_squares"])
+def test_independent_iterations_of_one_thread_run_a_thread_each(fn, make, cuda_sources):
+    """A loop whose iterations are independent (sched/independent_iterations.h: each writes
+    out[i] and 0-d temporaries of its own) runs on a grid, a thread an iteration, each thread's
+    temporaries its own registers: one launch, as NumPy's elementwise code would be."""
+    compiled = kiln.compile(fn, device="cuda" if GPU else "cpu")
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        args = make(rng)
+        np.testing.assert_allclose(compiled(*args), fn(*args), rtol=1e-12)
+    source = cuda_sources[-1]
+    loop = source[re.search(r"__global__ void __launch_bounds__\(\d+\) kiln_loop", source).start():]
+    assert "= (int64_t)blockIdx.x * blockDim.x + threadIdx.x;" in loop, loop
+    assert "if (threadIdx.x != 0) return;" not in loop and "__syncthreads" not in loop, loop
 
 
 def test_loops_with_a_blocks_work_keep_their_barriers(cuda_sources):

@@ -86,7 +86,7 @@ void CudaKernelEmitter::body() {
       cooperative({statements_of_launch.begin(), tail});
       if (plan_.ordered_tail > 0) {
         line(barrier());
-        line("if (threadIdx.x == 0) {");
+        line("if (" + thread_index() + " == 0) {");
         open_block();
         statements({tail, statements_of_launch.end()});
         close_block();

@@ -7,7 +7,9 @@
 // first threads of the block as a grid of one block (CudaKernelEmitter::inside_device_loop),
 // a block barrier between launches, the carried buffers' pointers swapped in registers.
 //
-// The loop's 0-d buffers live in shared memory while it runs (scalars_to_shared). The host's
+// The loop's 0-d buffers live in shared memory while it runs (scalars_to_shared); where every
+// launch is one element's work, the block's first thread runs the loop alone, with no
+// barrier, its 0-d buffers in a local array the compiler keeps in registers. The host's
 // table of buffers is left as it was: the block copies back what the steps after the loop read,
 // the 0-d values and the carried values the loop left in their partner's buffer (an odd number
 // of swaps), so those steps find them where a run of no swaps leaves them.
@@ -25,6 +27,8 @@
 #include "codegen/cpp/cpp_emitter.h"
 #include "codegen/cuda/kernel_emitter.h"
 #include "ir/loop.h"
+#include "sched/independent_iterations.h"
+#include "sched/induction_ranges.h"
 #include "sched/kernel_hash.h"
 #include "sched/trim_loops.h"
 
@@ -45,6 +49,9 @@ constexpr int64_t kReadBackNs = 20000;
 constexpr int64_t kDeviceLaunchNs = 300;
 constexpr int64_t kElementsPerThreadMicrosecond = 32;
 constexpr int64_t kBlockBytesPerNs = 130;
+// A loop of independent iterations of one thread's work: a thread an iteration, in blocks of
+// this many threads.
+constexpr int kIterationThreads = 128;
 // The loop kernel's table of buffer pointers must fit a kernel's 4 KiB of parameters.
 constexpr size_t kMostLoopBuffers = 480;
 
@@ -160,7 +167,27 @@ struct LoopPlan {
   // Every launch is one thread's work (a CRC's bit, a DP cell, a sieve's test): the block's
   // first thread runs the whole loop alone, with no barrier, its 0-d buffers in its registers.
   bool one_thread = true;
+  // ... and the iterations are independent (sched/independent_iterations.h: `out[i] = f(x[i])`
+  // with a branch), their own buffers 0-d: each thread of a grid runs its own iterations, as a
+  // NumPy function's elementwise launch would (0 when not).
+  int64_t parallel_trips = 0;
+  std::set<int32_t> private_buffers;
 };
+
+// Sets loop.parallel_trips and its private buffers where its iterations are independent and
+// what each writes for itself is 0-d (a thread's registers); every other 0-d buffer the loop
+// writes would need one thread's last value: those loops stay in one thread.
+void plan_parallel_iterations(const Program& program, LoopPlan& loop) {
+  const std::optional<std::vector<int32_t>> own = sched::independent_iterations(program, loop.begin);
+  if (!own) return;
+  const std::set<int32_t> private_buffers(own->begin(), own->end());
+  for (int32_t b : private_buffers)
+    if (!program.buffers[static_cast<size_t>(b)].shape.empty()) return;
+  for (int32_t b : sched::buffers_written_in_loop(program, loop.begin))
+    if (program.buffers[static_cast<size_t>(b)].shape.empty() && !private_buffers.count(b)) return;
+  loop.parallel_trips = sched::constant_trip_count(program.steps[loop.begin].loop);
+  if (loop.parallel_trips > 0) loop.private_buffers = private_buffers;
+}
 
 // How the program's loops run, from KILN_CUDA_DEVICE_LOOPS: unset the cost model chooses, 0 none
 // on the device, 1 every loop that can (for measuring the two against each other).
@@ -232,7 +259,9 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
   }
   if (buffers.size() + swapped.size() > kMostLoopBuffers) return std::nullopt;
   const int forced = forced_choice();
-  if (forced == 0 || (forced < 0 && device_ns >= host_ns)) return std::nullopt;
+  if (forced == 0) return std::nullopt;
+  if (loop.one_thread) plan_parallel_iterations(program, loop);
+  if (forced < 0 && !loop.parallel_trips && device_ns >= host_ns) return std::nullopt;
   return loop;
 }
 
@@ -243,9 +272,9 @@ class LoopPrinter {
   LoopPrinter(const Program& program, const std::map<int32_t, size_t>& slot,
               const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls,
               const std::map<size_t, std::vector<int32_t>>& arguments, int threads,
-              bool one_thread)
+              bool one_thread, const std::set<int32_t>& private_buffers)
       : program_(program), slot_(slot), calls_(calls), arguments_(arguments), threads_(threads),
-        one_thread_(one_thread),
+        one_thread_(one_thread), private_(private_buffers),
         barrier_(one_thread ? "" : "__syncthreads();"),
         copy_(one_thread ? "kiln_thread_copy" : "kiln_block_copy") {}
 
@@ -256,15 +285,19 @@ class LoopPrinter {
     out_ << pad << "{\n"
          << pad << "  const int64_t start = " << bound(control.start, control.start_value)
          << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
-         << control.step << "ll);\n"
-         << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n";
+         << control.step << "ll);\n";
+    if (depth == 1 && !private_.empty())  // independent iterations: a thread's own
+      out_ << pad << "  for (int64_t " << k << " = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
+           << k << " < trips; " << k << " += (int64_t)gridDim.x * blockDim.x) {\n";
+    else
+      out_ << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n";
     // Every thread reads the test: the barrier after the body's last launch made it visible,
     // and the next write to it comes after the barrier below.
     if (control.condition >= 0)
       out_ << pad << "    if (!*(" << shared_read() << "const bool*)" << buffer(control.condition)
            << ") break;\n";
-    out_ << pad << "    if (threadIdx.x == 0) *(int64_t*)" << buffer(control.induction)
-         << " = start + " << k << " * " << control.step << "ll;\n";
+    out_ << pad << "    " << (one_thread_ ? "" : "if (threadIdx.x == 0) ") << "*(int64_t*)"
+         << buffer(control.induction) << " = start + " << k << " * " << control.step << "ll;\n";
     barrier(pad + "    ");
     for (size_t s = begin + 1; s < end; ++s) {
       const sched::Step& step = program_.steps[s];
@@ -278,7 +311,8 @@ class LoopPrinter {
       for (size_t a = 0; a < arguments.size(); ++a) table += (a ? ", " : "") + buffer(arguments[a]);
       table += arguments.empty() ? "nullptr}}" : "}}";
       for (const auto& [symbol, threads] : calls_.at(s)) {
-        out_ << pad << "    " << (threads < threads_ ? "if (threadIdx.x < " + std::to_string(threads) + ") " : "")
+        const bool guarded = threads < threads_ && !one_thread_;
+        out_ << pad << "    " << (guarded ? "if (threadIdx.x < " + std::to_string(threads) + ") " : "")
              << symbol << "(" << table << ");\n";
         barrier(pad + "    ");
       }
@@ -335,7 +369,7 @@ class LoopPrinter {
       // The caller's arrays too: an input updated in place is an output no step may list.
       const bool callers = written.role == sched::BufferRole::Input ||
                            written.role == sched::BufferRole::Output;
-      if (!(outside.count(b) || callers) || bytes == 0) continue;
+      if (!(outside.count(b) || callers) || bytes == 0 || private_.count(b)) continue;
       const std::string own = "kiln_args[" + std::to_string(slot_.at(b)) + "]";
       if (one_thread_ && words_.count(b))
         out_ << "  memcpy(" << own << ", " << buffer(b) << ", " << bytes << "ll);\n";
@@ -365,6 +399,7 @@ class LoopPrinter {
   const std::map<size_t, std::vector<int32_t>>& arguments_;                   // by step
   int threads_;
   bool one_thread_;
+  const std::set<int32_t>& private_;  // a loop of independent iterations: each thread's own
   std::string barrier_, copy_;
   std::map<int32_t, std::pair<int64_t, int64_t>> words_;  // 0-d buffers' first word and words
   std::ostringstream out_;
@@ -410,6 +445,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     std::string text = "// Steps " + std::to_string(begin) + ".." +
                        std::to_string(program.steps[begin].loop.partner) +
                        ": a graph loop run on the device (codegen/cuda/device_loops.cpp).\n";
+    int64_t parallel_trips = plan.parallel_trips;
     for (const auto& [step, body] : plan.body) {
       const int32_t k = program.steps[step].kernel;
       const Kernel& kernel = body.kernel;
@@ -425,28 +461,40 @@ void add_device_loops(const Program& program, const Options& options, const targ
         std::string code = emitter.emit();
         code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), symbol);
         text += code;
+        // Each thread of a loop of independent iterations is thread 0 of every launch
+        // (inside_device_loop's `alone`): a launch whose code still names its thread keeps the
+        // loop in one thread.
+        if (code.find("threadIdx") != std::string::npos) parallel_trips = 0;
         calls[step].emplace_back(symbol, plans[l].threads);
       }
     }
     const std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
     std::map<int32_t, size_t> slot;
     for (size_t k = 0; k < buffers.size(); ++k) slot[buffers[k]] = k;
-    LoopPrinter printer(program, slot, calls, arguments, plan.threads, plan.one_thread);
+    const std::set<int32_t> none;
+    LoopPrinter printer(program, slot, calls, arguments, plan.threads, plan.one_thread,
+                        parallel_trips > 0 ? plan.private_buffers : none);
     printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
     const std::string count = std::to_string(std::max<size_t>(buffers.size(), 1));
-    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(plan.threads) + ") " +
+    runtime::CudaLaunch launch;
+    launch.symbol = name;
+    launch.threads = plan.threads;
+    if (parallel_trips > 0) {
+      launch.threads = kIterationThreads;
+      launch.blocks = std::min<int64_t>((parallel_trips + kIterationThreads - 1) / kIterationThreads,
+                                        kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
+    }
+    const bool first_thread_alone = plan.one_thread && parallel_trips == 0;
+    text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threads) + ") " +
             name + "(const kiln_arg_table<" + count + "> kiln_args) {\n" +
-            (plan.one_thread ? "  if (threadIdx.x != 0) return;\n" : "") + "  char* b[" + count +
+            (first_thread_alone ? "  if (threadIdx.x != 0) return;\n" : "") + "  char* b[" + count +
             "];\n#pragma unroll\n  for (int j = 0; j < " + std::to_string(buffers.size()) +
             "; ++j) b[j] = kiln_args[j];\n" + printer.text() + "}\n";
     source.functions.push_back(text);
     runtime::CudaKernelCall call;
     call.arguments = buffers;
-    runtime::CudaLaunch launch;
-    launch.symbol = name;
-    launch.threads = plan.threads;
     call.launches.push_back(launch);
     call.replaces_step = static_cast<int32_t>(begin);
     source.kernels.push_back(call);

@@ -271,7 +271,7 @@ class CudaKernelEmitter : public CLikePrinter {
   // The launch as a __device__ function a device loop's kernel calls (device_loops.cpp): the
   // first plan_.threads threads of that kernel's one block run it as a grid of one block, and
   // its barriers are theirs alone (kiln_team_barrier); `alone`: the block's first thread runs
-  // it by itself (a launch of one thread's work), with no barrier.
+  // it by itself (a launch of one thread's work), with no barrier, as its thread 0.
   void inside_device_loop(bool alone) {
     in_device_loop_ = true;
     alone_ = alone;
@@ -315,7 +315,10 @@ class CudaKernelEmitter : public CLikePrinter {
   int team() const { return plan_.warp_iterations ? kWarp : plan_.threads; }
   std::string threads() const { return std::to_string(team()); }
   // A thread's place in its team, and the barrier of the team.
-  std::string member() const { return plan_.warp_iterations ? "kiln_lane" : "threadIdx.x"; }
+  std::string member() const { return plan_.warp_iterations ? "kiln_lane" : thread_index(); }
+  // The thread's index in the block: 0 for a launch a device loop's thread runs alone (each
+  // thread of a loop of independent iterations is its iterations' thread 0).
+  std::string thread_index() const { return alone_ ? "0" : "threadIdx.x"; }
   std::string barrier() const {
     return plan_.warp_iterations && !alone_ ? "__syncwarp();" : block_barrier();
   }

@@ -16,7 +16,7 @@ namespace kiln::codegen::cuda_detail {
 // loads read into registers (kiln_h<k>[the reduction loop's variable]), then each step's
 // statements with the axis variable kiln_along * unroll + kiln_u.
 void CudaKernelEmitter::steps_along_axis(const std::string& total) {
-  line("const int64_t kiln_flat = kiln_run + threadIdx.x;");
+  line("const int64_t kiln_flat = kiln_run + " + thread_index() + ";");
   line("if (kiln_flat < " + total + ") {");
   open_block();
   flattened_chain("kiln_flat", 1);

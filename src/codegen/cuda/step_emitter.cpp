@@ -76,7 +76,7 @@ void CudaKernelEmitter::each_step(const std::string& total, int lanes, bool guar
   line("#pragma unroll");
   line("for (int kiln_u = 0; kiln_u < " + std::to_string(plan_.unroll) + "; ++kiln_u) {");
   open_block();
-  line("const int64_t kiln_flat = kiln_run + kiln_u * " + threads() + " + threadIdx.x;");
+  line("const int64_t kiln_flat = kiln_run + kiln_u * " + threads() + " + " + thread_index() + ";");
   line(guarded ? "if (kiln_flat < " + total + ") {" : "{");
   open_block();
   flattened_chain("kiln_flat", lanes);
