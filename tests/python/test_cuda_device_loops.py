@@ -3,7 +3,9 @@ device (codegen/cuda/device_loops.cpp), not as launches and read-backs from the 
 
 Without a GPU (CI) the CUDA source kiln would compile for each program is checked for the loop
 kernel; on a GPU (scripts/gpu-check) the programs also run there against NumPy."""
+import os
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -73,6 +75,33 @@ def test_loops_of_one_threads_work_run_in_one_thread(fn, make, cuda_sources):
     assert "if (threadIdx.x != 0) return;" in loop, loop
     assert "__syncthreads" not in loop and "__shared__" not in loop, loop
     assert "unsigned long long kiln_scalars[" in loop, loop
+
+
+NVCC = next((p for p in (os.environ.get("KILN_NVCC"), "/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc",
+                          "/usr/bin/nvcc") if p and os.path.exists(p)), "nvcc")
+
+
+def loop_ptx(source, tmp_path):
+    """The PTX nvcc makes of the loop kernel in `source` for sm_90, with NVRTC's options."""
+    (tmp_path / "loop.cu").write_text(source)
+    subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "--fmad=false", "-diag-suppress", "177",
+                    "-ptx", "-o", str(tmp_path / "loop.ptx"), str(tmp_path / "loop.cu")],
+                   check=True, capture_output=True)
+    ptx = (tmp_path / "loop.ptx").read_text()
+    entry = ptx[ptx.index(".entry kiln_loop"):]
+    return entry[:entry.index("\n}\n")]
+
+
+@pytest.mark.parametrize("fn, make", [ONE_THREAD[0], (loop_programs.element_branch,
+                                                      lambda rng: (rng.standard_normal(300),))],
+                         ids=["crc32", "element_branch"])
+def test_one_threads_loop_state_stays_in_registers(fn, make, cuda_sources, tmp_path):
+    """The loop kernel's PTX (nvcc, as NVRTC compiles it) touches neither local nor shared
+    memory and has no barrier: the CRC's state and the induction variable are registers."""
+    kiln.compile(fn, device="cuda" if GPU else "cpu")(*make(np.random.default_rng(0)))
+    ptx = loop_ptx(cuda_sources[-1], tmp_path)
+    for instruction in ("ld.local", "st.local", "ld.shared", "st.shared", "bar.sync"):
+        assert instruction not in ptx, ptx
 
 
 def clipped_squares(x, limit):
