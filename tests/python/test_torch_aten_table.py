@@ -8,6 +8,7 @@ Entries no OpInfo sample reaches have samples of their own (DIRECT_SAMPLES). The
 walked: every entry must have been exercised by some sample.
 """
 import concurrent.futures
+import inspect
 import itertools
 
 import pytest
@@ -720,3 +721,31 @@ def test_topk_takes_each_element_once(largest):
         assert indices.dtype == torch.int64
         torch.testing.assert_close(torch.gather(tensor, dim, indices), values, equal_nan=True)
         assert (indices.sort(dim).values.diff(dim=dim) > 0).all()  # each element once
+
+
+def _same_default(schema_default, entry_default):
+    """Whether an entry's default means its schema's: an int for a list of that int (a pooling's
+    padding 0 for [0, 0]), None for an empty dims list (amax over every dimension)."""
+    if isinstance(schema_default, (list, tuple)):
+        schema_default = list(schema_default)
+        if entry_default is None:
+            return schema_default == []
+        if isinstance(entry_default, int):
+            return all(value == entry_default for value in schema_default)
+        return list(entry_default) == schema_default
+    return entry_default == schema_default
+
+
+def test_entries_default_to_their_schemas_defaults():
+    """An argument a graph leaves out takes the schema's default: an entry whose own default
+    differs computes something else (hardtanh's bounds were None, F.hardtanh_(x) was x)."""
+    differing = []
+    for overload, entry in TABLE.items():
+        parameters = [p for p in list(inspect.signature(entry).parameters.values())[2:]
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        for argument, parameter in zip(overload._schema.arguments, parameters):
+            if (argument.has_default_value() and parameter.default is not inspect.Parameter.empty
+                    and not _same_default(argument.default_value, parameter.default)):
+                differing.append(f"{overload}: {argument.name}={argument.default_value!r}, "
+                                 f"the entry's {parameter.name}={parameter.default!r}")
+    assert not differing, "\n".join(differing)

@@ -278,8 +278,7 @@ def _masked_fill(context, node, x, mask, value):
                        cast(x, dtype))
 
 
-@lowers(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default,
-        aten.hardtanh.default)
+@lowers(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default)
 def _clamp(context, node, x, low=None, high=None):
     if node.target == aten.clamp_max.default:
         low, high = None, low
@@ -298,6 +297,12 @@ def _clamp(context, node, x, low=None, high=None):
     if high is not None:
         result = limit(_kiln.minimum, high)
     return result
+
+
+@lowers(aten.hardtanh.default)
+def _hardtanh(context, node, x, min_val=-1.0, max_val=1.0):
+    # (the schema's bounds when the graph leaves them out: F.hardtanh_(x) was x)
+    return _clamp(context, node, x, min_val, max_val)
 
 
 @lowers(aten.gelu.default)
