@@ -35,6 +35,7 @@ from ._trilinear import TRILINEAR_DECOMPOSITIONS
 from ._embedding_renorm import EMBEDDING_RENORM_DECOMPOSITIONS
 from ._value_checks import VALUE_CHECK_DECOMPOSITIONS, assert_quantile_ranges
 from ._foreach import foreach_decompositions
+from ._fresh_in_place import functionalize_fresh_in_place
 from ._lowering import CompiledGraph
 from ._mutated_saves import partition_reading_inputs_before_mutation
 from ._in_place_casts import uncastable_write
@@ -183,8 +184,9 @@ def _plain_inference_graph(graph_module, example_inputs):
 
 def _traced_once(run, inputs, fake_mode):
     """The ATen graph of `run` (kiln's decompositions) in one trace, where functionalising it
-    would change nothing: static sizes, no op that mutates, no constant held by the graph, every
-    op one kiln converts, no output that shares memory with an input or another output. None
+    would change nothing: static sizes, no op that mutates but on the graph's own fresh tensors
+    (_fresh_in_place.py), no constant held by the graph, every op one kiln converts, no output
+    that shares memory with an input or another output. None
     otherwise (aot_export_joint_simple then traces it twice: once for the metadata, once
     functionalised; 0.6 s of BERT-base's first call, against 0.28 s for this trace)."""
     def static(value):
@@ -196,6 +198,7 @@ def _traced_once(run, inputs, fake_mode):
         graph = make_fx(run, decomposition_table=decompositions(), record_module_stack=True)(*inputs)
     storages = [StorageWeakRef(value.untyped_storage()) for value in inputs
                 if isinstance(value, torch.Tensor)]
+    graph = functionalize_fresh_in_place(graph, storages, fake_mode, TABLE)
     for node in graph.graph.nodes:
         if node.op == "get_attr":
             return None
