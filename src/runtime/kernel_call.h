@@ -23,8 +23,12 @@ struct CudaLaunch {
   int64_t blocks = 1;  // grid.x
   int threads = 1;     // block.x
   // Device memory the launch works in (a split reduction's partials and ticket counter),
-  // zeroed once, passed after the buffers; the launch leaves it as it found it. 0: none.
+  // zeroed once, passed after the buffers; the launch leaves it as it found it, or writes
+  // before it reads (a long sort's workspace). 0: none.
   int64_t scratch_bytes = 0;
+  // >= 0: no scratch of its own: that of launch `scratch_of` of the same list (the passes of a
+  // long sort share its workspace: codegen/cuda/sort_kernels.cpp).
+  int scratch_of = -1;
   // Size-generic code (codegen/size_parameters.h): the integers the function reads from its
   // kiln_size_table parameter, this launch's values. Empty: a function of one size.
   std::vector<int64_t> sizes;

@@ -563,6 +563,7 @@ CudaSource emit_cuda(const Program& program, const Options& options,
     source.kernels.push_back(entry);
   }
   add_skinny_matmuls(program, source);
+  add_sort_kernels(program, target, source);
   add_device_loops(program, options, target, device_loops, source);
   source.text = source.header;
   for (const std::string& functions : source.functions) source.text += functions;

@@ -248,6 +248,9 @@ std::vector<std::vector<size_t>> combined_launches(const Program& program, const
 // skinny_matmul.cpp: generated kernels for the Program's extern matmuls of few rows (their
 // device code added to the header, their functions and calls appended, each replacing its step).
 void add_skinny_matmuls(const Program& program, CudaSource& source);
+// sort_kernels.cpp: generated kernels for the Program's extern argsort and sort steps (each
+// replacing its step; their device code added to the header).
+void add_sort_kernels(const Program& program, const target::Target& target, CudaSource& source);
 // The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar),
 // and the names of its lanes' fields.
 std::string vector_type(DType dtype);

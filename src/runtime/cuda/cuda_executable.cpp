@@ -45,8 +45,8 @@ struct DeviceScalars {
 
 // Whether walking the program reads nothing back from the device and runs nothing on the host,
 // so a CUDA graph can capture it: every graph loop runs on the device (step_kernel: a kernel
-// replaces its steps) or has compile-time bounds and no while condition, and no sort runs
-// (argsort sorts on the host).
+// replaces its steps) or has compile-time bounds and no while condition, and no sort runs on
+// the host (one that no generated kernel replaces: codegen/cuda/sort_kernels.cpp).
 bool capturable(const sched::Program& program, const std::vector<int32_t>& step_kernel) {
   for (size_t k = 0; k < program.steps.size(); ++k) {
     const sched::Step& step = program.steps[k];
@@ -57,7 +57,8 @@ bool capturable(const sched::Program& program, const std::vector<int32_t>& step_
     if (step.kind == sched::StepKind::LoopBegin &&
         (step.loop.start >= 0 || step.loop.stop >= 0 || step.loop.condition >= 0))
       return false;
-    if (step.kind == sched::StepKind::Extern && ir::is_sort(step.call.op)) return false;
+    if (step.kind == sched::StepKind::Extern && ir::is_sort(step.call.op) && step_kernel[k] < 0)
+      return false;
   }
   return true;
 }
@@ -110,6 +111,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
           l.scratch = cuda::allocate(launch.scratch_bytes);
           cuda::memset_zero(l.scratch.get(), launch.scratch_bytes, nullptr);
         }
+        if (launch.scratch_of >= 0) l.scratch = candidate.at(static_cast<size_t>(launch.scratch_of)).scratch;
         candidate.push_back(std::move(l));
       }
     }

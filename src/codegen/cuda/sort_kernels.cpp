@@ -1,0 +1,407 @@
+// Sorts on the GPU: generated kernels for the Program's extern argsort and sort steps (np.sort,
+// argsort, median and quantiles, np.unique, torch.sort and topk), which otherwise copy the
+// operand to the host, sort it there (extern/sort.h) and copy the result back, a round trip
+// and a wait for each (a loop of rows that sort: one each iteration; no CUDA graph).
+//
+// The order is extern/sort.h's, bit for bit: each element becomes an unsigned key (a signed
+// integer's sign bit flipped; a float's bits sign-folded, both zeros the key of 0.0, every NaN
+// the largest key; inverted for `descending`), and its position within the row breaks ties, so
+// the order is total and the result is a stable sort's. What is written is each output
+// position's element of that order: its position (argsort) or the input element there, its own
+// bits (sort: -0.0 and NaN payloads as they were).
+//
+// A row of up to kBlockSortUpTo elements is sorted by one block in shared memory (a bitonic
+// network over the row padded to a power of two), a block per row. Longer rows go through
+// the workspace: blocks sort tiles of kBlockSortUpTo, then passes merge runs pairwise (each
+// element's place is its own index plus its rank in the other run, found by binary search),
+// and a last launch writes the output.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "codegen/cuda/kernel_emitter.h"
+#include "ir/ops.h"
+
+namespace kiln::codegen::cuda_detail {
+namespace {
+
+constexpr const char* kSortText = R"(
+// ---- sorts (codegen/cuda/sort_kernels.cpp) ----------------------------------------------
+// A float's bits as a key of NumPy's order: negative values' bits inverted, positive ones'
+// sign bit set, both zeros the key of 0.0, every NaN the largest key.
+template <class B>
+KILN_FN B kiln_sort_float_key(B bits, B sign, B infinity) {
+  const B magnitude = (B)(bits & (B)~sign);
+  if (magnitude > infinity) return (B)~(B)0;
+  if (magnitude == 0) return sign;
+  return (bits & sign) ? (B)~bits : (B)(bits | sign);
+}
+// The sort's total order: keys, then positions.
+template <class K>
+KILN_FN bool kiln_sort_before(K a, int position_a, K b, int position_b) {
+  return a < b || (a == b && position_a < position_b);
+}
+// Sorts P (a power of two) keys and positions in shared memory with the block's threads: a
+// bitonic network, log2(P) (log2(P) + 1) / 2 rounds of compare-exchanges between barriers.
+template <class K, int P>
+KILN_FN void kiln_bitonic_sort(K* keys, int* positions) {
+  for (int size = 2; size <= P; size <<= 1)
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      __syncthreads();
+      for (int t = threadIdx.x; t < P / 2; t += blockDim.x) {
+        const int i = 2 * t - (t & (stride - 1)), j = i + stride;
+        const K a = keys[i], b = keys[j];
+        const int position_a = positions[i], position_b = positions[j];
+        if (kiln_sort_before(b, position_b, a, position_a) == ((i & size) == 0)) {
+          keys[i] = b, keys[j] = a;
+          positions[i] = position_b, positions[j] = position_a;
+        }
+      }
+    }
+  __syncthreads();
+}
+// How many of the sorted run [from, to) of keys and positions come before (key, position).
+template <class K>
+KILN_FN int kiln_sort_rank(const K* keys, const int* positions, long long from, long long to,
+                           K key, int position) {
+  long long low = from, high = to;
+  while (low < high) {
+    const long long middle = (low + high) >> 1;
+    if (kiln_sort_before(keys[middle], positions[middle], key, position)) low = middle + 1;
+    else high = middle;
+  }
+  return (int)(low - from);
+}
+)";
+
+// Rows of up to this many elements sort in one block's shared memory (8-byte keys and 4-byte
+// positions: 24 KiB); longer rows in tiles of this many.
+constexpr int64_t kBlockSortUpTo = 2048;
+constexpr int kMostSortThreads = 512;
+constexpr int kPassThreads = 256;
+constexpr int64_t kMostBlocks = int64_t{1} << 24;
+
+// A sort step as the kernels see it: the input view, the output buffer, and the order.
+struct SortProblem {
+  DType dtype = DType::Float32;
+  bool positions = false, descending = false;
+  int64_t axis = 0, n = 0, out_n = 0, rows = 1, offset = 0;
+  std::vector<int64_t> shape, in_strides, out_strides;  // of the input; the output's
+  std::vector<int64_t> picks;                           // out position j: picks[j] of the order
+};
+
+std::optional<SortProblem> sort_problem(const sched::ExternCall& call,
+                                        const std::vector<sched::Buffer>& buffers) {
+  if (!ir::is_sort(call.op) || call.inputs.size() != 1 || call.parameters.size() < 2)
+    return std::nullopt;
+  const sched::Buffer& in = buffers[static_cast<size_t>(call.inputs[0])];
+  const sched::Buffer& out = buffers[static_cast<size_t>(call.output)];
+  SortProblem p;
+  p.dtype = in.dtype;
+  if (is_complex(p.dtype)) return std::nullopt;
+  p.positions = call.op == ir::Op::argsort;
+  p.descending = call.parameters[1] != 0;
+  p.picks.assign(call.parameters.begin() + 2, call.parameters.end());
+  p.shape = in.shape, p.in_strides = in.strides;
+  if (!call.views.empty() && call.views[0]) {
+    p.offset = call.views[0]->offset;
+    p.shape = call.views[0]->shape, p.in_strides = call.views[0]->strides;
+  }
+  p.out_strides = out.strides;
+  const int64_t rank = static_cast<int64_t>(p.shape.size());
+  p.axis = call.parameters[0] < 0 ? call.parameters[0] + rank : call.parameters[0];
+  if (p.axis < 0 || p.axis >= rank || out.shape.size() != p.shape.size()) return std::nullopt;
+  p.n = p.shape[static_cast<size_t>(p.axis)];
+  p.out_n = out.shape[static_cast<size_t>(p.axis)];
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != p.axis) p.rows *= p.shape[static_cast<size_t>(d)];
+  // positions are ints, sentinels past the row among them
+  if (p.n >= (int64_t{1} << 31) - kBlockSortUpTo) return std::nullopt;
+  if (!p.picks.empty() && static_cast<int64_t>(p.picks.size()) != p.out_n) return std::nullopt;
+  for (int64_t pick : p.picks)
+    if (pick < 0 || pick >= p.n) return std::nullopt;
+  if (p.picks.empty() && p.out_n > p.n) return std::nullopt;
+  return p;
+}
+
+std::string key_type(DType dtype) { return dtype_size(dtype) == 8 ? "unsigned long long" : "unsigned"; }
+std::string storage_type(DType dtype) {
+  switch (dtype_size(dtype)) {
+    case 1: return "unsigned char";
+    case 2: return "unsigned short";
+    case 4: return "unsigned";
+    default: return "unsigned long long";
+  }
+}
+
+// The key of the element at `at` (a const char*).
+std::string key_of(const SortProblem& p, const std::string& at) {
+  const std::string bits = "*(const " + storage_type(p.dtype) + "*)(" + at + ")";
+  std::string key;
+  switch (p.dtype) {
+    case DType::Int8: key = "(unsigned)(unsigned char)(" + bits + " ^ 0x80u)"; break;
+    case DType::Int16: key = "(unsigned)(unsigned short)(" + bits + " ^ 0x8000u)"; break;
+    case DType::Int32: key = "(" + bits + " ^ 0x80000000u)"; break;
+    case DType::Int64: key = "(" + bits + " ^ 0x8000000000000000ull)"; break;
+    case DType::Float16:
+      key = "(unsigned)kiln_sort_float_key<unsigned short>(" + bits + ", 0x8000u, 0x7c00u)";
+      break;
+    case DType::BFloat16:
+      key = "(unsigned)kiln_sort_float_key<unsigned short>(" + bits + ", 0x8000u, 0x7f80u)";
+      break;
+    case DType::Float32:
+      key = "kiln_sort_float_key<unsigned>(" + bits + ", 0x80000000u, 0x7f800000u)";
+      break;
+    case DType::Float64:
+      key = "kiln_sort_float_key<unsigned long long>(" + bits +
+            ", 0x8000000000000000ull, 0x7ff0000000000000ull)";
+      break;
+    default: key = "(" + key_type(p.dtype) + ")(" + bits + ")";  // bool and unsigned
+  }
+  if (!p.descending) return key;
+  static const std::map<int64_t, std::string> masks = {
+      {1, "0xffu"}, {2, "0xffffu"}, {4, "0xffffffffu"}, {8, "0xffffffffffffffffull"}};
+  return "(" + key + " ^ " + masks.at(dtype_size(p.dtype)) + ")";
+}
+
+std::string largest_key(const SortProblem& p) {
+  return dtype_size(p.dtype) == 8 ? "0xffffffffffffffffull" : "0xffffffffu";
+}
+
+// Lines setting in_at (and out_at with `out`), row `row`'s first element in the input (and the
+// output).
+std::string row_offsets(const SortProblem& p, const std::string& row, bool out = true) {
+  std::ostringstream text;
+  text << "    long long in_at = " << p.offset << "ll" << (out ? ", out_at = 0" : "")
+       << ", rest = " << row << ";\n";
+  for (size_t d = p.shape.size(); d-- > 0;) {
+    if (static_cast<int64_t>(d) == p.axis || p.shape[d] == 1) continue;
+    text << "    { const long long c = rest % " << p.shape[d] << "ll; rest /= " << p.shape[d]
+         << "ll; in_at += c * " << p.in_strides[d] << "ll;";
+    if (out) text << " out_at += c * " << p.out_strides[d] << "ll;";
+    text << " }\n";
+  }
+  return text.str();
+}
+
+// The table of picks (kiln_picks[j]: the place in the order of output position j), or "".
+std::string picks_table(const SortProblem& p) {
+  if (p.picks.empty()) return "";
+  std::string text = "  const int kiln_picks[] = {";
+  for (size_t k = 0; k < p.picks.size(); ++k) text += (k ? ", " : "") + std::to_string(p.picks[k]);
+  return text + "};\n";
+}
+std::string pick(const SortProblem& p, const std::string& j) {
+  return p.picks.empty() ? j : "kiln_picks[" + j + "]";
+}
+
+// The line writing output element j of the row at out_at from `position` (an int).
+std::string write_output(const SortProblem& p, const std::string& j, const std::string& position) {
+  const std::string to = "out_at + (long long)" + j + " * " + std::to_string(p.out_strides[static_cast<size_t>(p.axis)]) + "ll";
+  if (p.positions) return "      ((long long*)kiln_args[1])[" + to + "] = " + position + ";\n";
+  const std::string type = storage_type(p.dtype);
+  return "      ((" + type + "*)kiln_args[1])[" + to + "] = ((const " + type + "*)kiln_args[0])[in_at + (long long)" +
+         position + " * " + std::to_string(p.in_strides[static_cast<size_t>(p.axis)]) + "ll];\n";
+}
+
+std::string element_address(const SortProblem& p, const std::string& index) {
+  return "kiln_args[0] + (in_at + (long long)" + index + " * " +
+         std::to_string(p.in_strides[static_cast<size_t>(p.axis)]) + "ll) * " +
+         std::to_string(dtype_size(p.dtype));
+}
+
+int64_t power_of_two_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+int sort_threads(int64_t padded) {
+  return static_cast<int>(std::clamp<int64_t>(padded / 2, kWarp, kMostSortThreads));
+}
+
+// A block per row: sorted in shared memory, written from there.
+std::string row_sort_function(const SortProblem& p, const std::string& symbol) {
+  const int64_t padded = power_of_two_at_least(p.n);
+  const std::string key = key_type(p.dtype);
+  std::ostringstream text;
+  text << "extern \"C\" __global__ void __launch_bounds__(" << sort_threads(padded) << ") " << symbol
+       << "(const kiln_arg_table<2> kiln_args) {\n"
+       << "  __shared__ " << key << " keys[" << padded << "];\n"
+       << "  __shared__ int positions[" << padded << "];\n"
+       << picks_table(p)
+       << "  for (long long row = blockIdx.x; row < " << p.rows << "ll; row += gridDim.x) {\n"
+       << row_offsets(p, "row")
+       << "    for (int i = threadIdx.x; i < " << padded << "; i += blockDim.x) {\n"
+       << "      keys[i] = i < " << p.n << " ? " << key_of(p, element_address(p, "i")) << " : "
+       << largest_key(p) << ";\n"
+       << "      positions[i] = i;\n"
+       << "    }\n"
+       << "    kiln_bitonic_sort<" << key << ", " << padded << ">(keys, positions);\n"
+       << "    for (int j = threadIdx.x; j < " << p.out_n << "; j += blockDim.x) {\n"
+       << "      const int position = positions[" << pick(p, "j") << "];\n"
+       << write_output(p, "j", "position")
+       << "    }\n"
+       << "    __syncthreads();  // before the next row's keys\n"
+       << "  }\n}\n";
+  return text.str();
+}
+
+// The workspace of a long sort: two halves of keys, then two of positions, each rows x n.
+std::string workspace(const SortProblem& p) {
+  const std::string key = key_type(p.dtype), all = std::to_string(p.rows * p.n) + "ll";
+  return "  " + key + "* const kiln_keys[2] = {(" + key + "*)kiln_args[2], (" + key + "*)kiln_args[2] + " + all + "};\n" +
+         "  int* const kiln_positions[2] = {(int*)(kiln_keys[1] + " + all + "), (int*)(kiln_keys[1] + " + all + ") + " + all + "};\n";
+}
+
+int64_t workspace_bytes(const SortProblem& p) {
+  return 2 * p.rows * p.n * (dtype_size(p.dtype) == 8 ? 12 : 8);
+}
+
+// Blocks sort tiles of kBlockSortUpTo into workspace half 0.
+std::string tile_sort_function(const SortProblem& p, const std::string& symbol) {
+  const int64_t tiles = (p.n + kBlockSortUpTo - 1) / kBlockSortUpTo;
+  const std::string key = key_type(p.dtype);
+  std::ostringstream text;
+  text << "extern \"C\" __global__ void __launch_bounds__(" << sort_threads(kBlockSortUpTo) << ") "
+       << symbol << "(const kiln_arg_table<3> kiln_args) {\n"
+       << "  __shared__ " << key << " keys[" << kBlockSortUpTo << "];\n"
+       << "  __shared__ int positions[" << kBlockSortUpTo << "];\n"
+       << workspace(p)
+       << "  for (long long tile = blockIdx.x; tile < " << p.rows * tiles << "ll; tile += gridDim.x) {\n"
+       << "    const long long row = tile / " << tiles << "ll;\n"
+       << "    const int first = (int)(tile % " << tiles << "ll) * " << kBlockSortUpTo << ";\n"
+       << row_offsets(p, "row", false)
+       << "    for (int i = threadIdx.x; i < " << kBlockSortUpTo << "; i += blockDim.x) {\n"
+       << "      const int at = first + i;\n"
+       << "      keys[i] = at < " << p.n << " ? " << key_of(p, element_address(p, "at")) << " : "
+       << largest_key(p) << ";\n"
+       << "      positions[i] = at;\n"
+       << "    }\n"
+       << "    kiln_bitonic_sort<" << key << ", " << kBlockSortUpTo << ">(keys, positions);\n"
+       << "    for (int i = threadIdx.x; i < " << kBlockSortUpTo << " && first + i < " << p.n
+       << "; i += blockDim.x) {\n"
+       << "      kiln_keys[0][row * " << p.n << "ll + first + i] = keys[i];\n"
+       << "      kiln_positions[0][row * " << p.n << "ll + first + i] = positions[i];\n"
+       << "    }\n"
+       << "    __syncthreads();  // before the next tile's keys\n"
+       << "  }\n}\n";
+  return text.str();
+}
+
+// One pass: runs of `width` in half `from` merged pairwise into the other half.
+std::string merge_function(const SortProblem& p, int64_t width, int from, const std::string& symbol) {
+  const std::string n = std::to_string(p.n), w = std::to_string(width);
+  std::ostringstream text;
+  text << "extern \"C\" __global__ void __launch_bounds__(" << kPassThreads << ") " << symbol
+       << "(const kiln_arg_table<3> kiln_args) {\n"
+       << workspace(p)
+       << "  const " << key_type(p.dtype) << "* const keys = kiln_keys[" << from << "];\n"
+       << "  const int* const positions = kiln_positions[" << from << "];\n"
+       << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " << p.rows * p.n
+       << "ll; e += (long long)gridDim.x * blockDim.x) {\n"
+       << "    const long long row = e / " << n << "ll * " << n << "ll;\n"
+       << "    const int i = (int)(e - row);\n"
+       << "    const long long first = i / " << 2 * width << "ll * " << 2 * width << "ll;\n"
+       << "    const auto key = keys[e];\n"
+       << "    const int position = positions[e];\n"
+       << "    int to;\n"
+       << "    if (i < first + " << w << "ll) {  // the left run: before the right's equal and greater\n"
+       << "      const long long low = first + " << w << "ll, high = min(low + " << w << "ll, " << n << "ll);\n"
+       << "      to = i + (low < high ? kiln_sort_rank(keys + row, positions + row, low, high, key, position) : 0);\n"
+       << "    } else {\n"
+       << "      to = (int)(i - " << w << "ll) + kiln_sort_rank(keys + row, positions + row, first, first + " << w
+       << "ll, key, position);\n"
+       << "    }\n"
+       << "    kiln_keys[" << 1 - from << "][row + to] = key;\n"
+       << "    kiln_positions[" << 1 - from << "][row + to] = position;\n"
+       << "  }\n}\n";
+  return text.str();
+}
+
+// The output from the positions in half `from`.
+std::string output_function(const SortProblem& p, int from, const std::string& symbol) {
+  std::ostringstream text;
+  text << "extern \"C\" __global__ void __launch_bounds__(" << kPassThreads << ") " << symbol
+       << "(const kiln_arg_table<3> kiln_args) {\n"
+       << workspace(p) << picks_table(p)
+       << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " << p.rows * p.out_n
+       << "ll; e += (long long)gridDim.x * blockDim.x) {\n"
+       << "    const long long r = e / " << p.out_n << "ll;\n"
+       << "    const int j = (int)(e - r * " << p.out_n << "ll);\n"
+       << row_offsets(p, "r")
+       << "    {\n"
+       << "      const int position = kiln_positions[" << from << "][r * " << p.n << "ll + " << pick(p, "j") << "];\n"
+       << write_output(p, "j", "position")
+       << "    }\n"
+       << "  }\n}\n";
+  return text.str();
+}
+
+int64_t grid_stride_blocks(int64_t elements, int threads, const target::Target& target) {
+  return std::clamp<int64_t>((elements + threads - 1) / threads, 1,
+                             kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
+}
+
+}  // namespace
+
+void add_sort_kernels(const Program& program, const target::Target& target, CudaSource& source) {
+  bool first = true;
+  for (size_t step = 0; step < program.steps.size(); ++step) {
+    const sched::Step& s = program.steps[step];
+    if (s.kind != sched::StepKind::Extern) continue;
+    std::optional<SortProblem> problem = sort_problem(s.call, program.buffers);
+    if (!problem) continue;
+    const SortProblem& p = *problem;
+    if (first) source.header += kSortText;
+    first = false;
+    runtime::CudaKernelCall call;
+    call.arguments = {s.call.inputs[0], s.call.output};
+    call.replaces_step = static_cast<int32_t>(step);
+    const std::string name = "kiln_sort" + std::to_string(step);
+    std::string text = "// Step " + std::to_string(step) + ": " + (p.positions ? "argsort" : "sort") +
+                       " of " + std::to_string(p.rows) + " rows of " + std::to_string(p.n) + " " +
+                       std::string(dtype_name(p.dtype)) + (p.descending ? ", descending" : "") +
+                       " (codegen/cuda/sort_kernels.cpp)\n";
+    if (p.rows > 0 && p.n > 0 && p.out_n > 0) {
+      runtime::CudaLaunch launch;
+      if (p.n <= kBlockSortUpTo) {
+        launch.symbol = name;
+        launch.threads = sort_threads(power_of_two_at_least(p.n));
+        launch.blocks = std::min(p.rows, kMostBlocks);
+        text += row_sort_function(p, launch.symbol);
+        call.launches.push_back(launch);
+      } else {
+        launch.symbol = name + "_tiles";
+        launch.threads = sort_threads(kBlockSortUpTo);
+        launch.blocks = std::min(p.rows * ((p.n + kBlockSortUpTo - 1) / kBlockSortUpTo), kMostBlocks);
+        launch.scratch_bytes = workspace_bytes(p);
+        text += tile_sort_function(p, launch.symbol);
+        call.launches.push_back(launch);
+        int from = 0;
+        for (int64_t width = kBlockSortUpTo; width < p.n; width *= 2, from = 1 - from) {
+          runtime::CudaLaunch pass;
+          pass.symbol = name + "_merge" + std::to_string(width);
+          pass.threads = kPassThreads;
+          pass.blocks = grid_stride_blocks(p.rows * p.n, kPassThreads, target);
+          pass.scratch_of = 0;
+          text += merge_function(p, width, from, pass.symbol);
+          call.launches.push_back(pass);
+        }
+        runtime::CudaLaunch out;
+        out.symbol = name + "_out";
+        out.threads = kPassThreads;
+        out.blocks = grid_stride_blocks(p.rows * p.out_n, kPassThreads, target);
+        out.scratch_of = 0;
+        text += output_function(p, from, out.symbol);
+        call.launches.push_back(out);
+      }
+    }
+    source.functions.push_back(text);
+    source.kernels.push_back(call);
+  }
+}
+
+}  // namespace kiln::codegen::cuda_detail
