@@ -186,8 +186,29 @@ ValueId rebuilt_outside(Trace& trace, const Trace::Region& region,
   return copy;
 }
 
+// The slots of a for loop's per-iteration check arrays: its stop, where the range's bounds are
+// constants the trace knows, 0 <= start, a step up, and the arrays stay small; else 0.
+int64_t check_slots(const Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
+                    bool while_loop) {
+  constexpr int64_t kMostCheckSlots = int64_t{1} << 20;
+  const Node& first = trace.graph.node(start.id());
+  const Node& last = trace.graph.node(stop.id());
+  if (while_loop || step <= 0 || first.op != Op::constant || last.op != Op::constant ||
+      !first.shape.empty() || !last.shape.empty() || !first.attrs.scalar.is_integer ||
+      !last.attrs.scalar.is_integer || first.attrs.scalar.i < 0)
+    return 0;
+  return last.attrs.scalar.i > 0 && last.attrs.scalar.i <= kMostCheckSlots ? last.attrs.scalar.i : 0;
+}
+
+// `check_slots` > 0: the checks the body records go to slot i of arrays the loop carries (a
+// flag each, and the values: scatters at the induction value i), and after the loop the first
+// failing slot is the check (first_failed_slot). Iterations that write only their own slots
+// stay independent of each other (sched/independent_iterations.h: a block or thread each),
+// where a carried "failed before, or now" and its first value chain each to the one before.
+// Other loops (while loops, bounds known only at run time) carry the pair.
 CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
-                     const std::vector<Tensor>& results, bool while_loop, bool hoist_read_only) {
+                     const std::vector<Tensor>& results, bool while_loop, bool hoist_read_only,
+                     int64_t check_slots = 0) {
   if (!trace.regions.empty()) drop_checks_in_range(trace, init, results);
   Trace::Region region = open_region(trace, "end_loop");
   ir::Graph& graph = trace.graph;
@@ -214,6 +235,23 @@ CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
     const ir::Node& value = builder.node(check.value);
     DType value_dtype = value.dtype;
     ir::Shape value_shape = value.shape;
+    if (check_slots > 0) {
+      ir::Shape slots_shape = {ir::Dim(check_slots)}, update_shape = {ir::Dim(1)};
+      slots_shape.insert(slots_shape.end(), value_shape.begin(), value_shape.end());
+      update_shape.insert(update_shape.end(), value_shape.begin(), value_shape.end());
+      ValueId flags = builder.placeholder(DType::Bool, {ir::Dim(check_slots)});
+      ValueId values = builder.placeholder(value_dtype, slots_shape);
+      region.placeholders.insert(region.placeholders.end(), {flags, values});
+      const ValueId slot = builder.reshape(region.placeholders[0], {ir::Dim(1)});
+      result_ids.push_back(builder.scatter(flags, slot, builder.reshape(check.flag, {ir::Dim(1)}), 0,
+                                           ir::ScatterMode::Set));
+      result_ids.push_back(builder.scatter(values, slot, builder.reshape(check.value, update_shape),
+                                           0, ir::ScatterMode::Set));
+      init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Bool, {ir::Dim(check_slots)}));
+      init_ids.push_back(builder.constant(ir::Scalar::of_int(0), value_dtype, slots_shape));
+      cut.carried_checks.push_back(c);
+      continue;
+    }
     ValueId failed = builder.placeholder(DType::Bool, {});
     ValueId first = builder.placeholder(value_dtype, value_shape);
     region.placeholders.insert(region.placeholders.end(), {failed, first});
@@ -364,7 +402,8 @@ std::vector<ValueId> cond_invariants(const CutRegion& cut, const std::vector<siz
 std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& stop, int64_t step,
                              const std::vector<Tensor>& init, const std::vector<Tensor>& results,
                              bool while_loop) {
-  CutRegion cut = cut_region(trace, init, results, while_loop, true);
+  const int64_t slots = check_slots(trace, start, stop, step, while_loop);
+  CutRegion cut = cut_region(trace, init, results, while_loop, true, slots);
   std::vector<ValueId> loop_init, loop_invariants;
   for (size_t k : cut.changed) loop_init.push_back(cut.init_ids[k]);
   for (size_t k : cut.unchanged) loop_invariants.push_back(cut.init_ids[k]);
@@ -379,6 +418,14 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
     Trace::Check& check = trace.checks[cut.carried_checks[c]];
     check.flag = after[init.size() + 2 * c].id();
     check.value = after[init.size() + 2 * c + 1].id();
+    if (slots > 0) {  // the first failing slot's
+      ir::Builder& builder = trace.builder;
+      const ValueId flags = check.flag, values = check.value;
+      const ir::Shape shape(builder.node(values).shape.begin() + 1, builder.node(values).shape.end());
+      const ValueId first = builder.reshape(builder.reduce(Op::argmax, flags, {0}, false), {ir::Dim(1)});
+      check.flag = builder.reduce(Op::any, flags, {0}, false);
+      check.value = builder.reshape(builder.gather(values, first, 0), shape);
+    }
   }
   after.resize(init.size());
   return after;

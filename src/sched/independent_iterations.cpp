@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/ops.h"
 #include "sched/induction_ranges.h"
 
 namespace kiln::sched {
@@ -33,22 +34,31 @@ struct Footprint {
 
 }  // namespace
 
-std::optional<std::vector<int32_t>> independent_iterations(const Program& program, size_t begin) {
+std::optional<std::vector<int32_t>> independent_iterations(const Program& program, size_t begin,
+                                                           bool sorts) {
   const LoopControl& loop = program.steps[begin].loop;
   size_t end = static_cast<size_t>(loop.partner);
   int64_t trips = constant_trip_count(loop);
-  if (!loop.compiled || loop.condition >= 0 || trips <= 1 || !program.steps[end].loop.swaps.empty())
+  if ((!loop.compiled && !sorts) || loop.condition >= 0 || trips <= 1 ||
+      !program.steps[end].loop.swaps.empty())
     return std::nullopt;
   std::vector<const Kernel*> kernels;
+  std::vector<const ExternCall*> externs;
   for (size_t s = begin + 1; s < end; ++s) {
-    if (program.steps[s].kind != StepKind::Kernel) return std::nullopt;
-    kernels.push_back(&program.kernels[static_cast<size_t>(program.steps[s].kernel)]);
+    const Step& step = program.steps[s];
+    if (step.kind == StepKind::Extern && sorts && ir::is_sort(step.call.op))
+      externs.push_back(&step.call);
+    else if (step.kind == StepKind::Kernel)
+      kernels.push_back(&program.kernels[static_cast<size_t>(step.kernel)]);
+    else
+      return std::nullopt;
   }
   // Buffers the rest of the program touches: a body buffer among them is shared.
   const std::set<int32_t> outside = buffers_used_outside(program, begin);
   std::set<int32_t> written;
   for (const Kernel* kernel : kernels)
     written.insert(kernel->buffers_written.begin(), kernel->buffers_written.end());
+  for (const ExternCall* call : externs) written.insert(call->output);
   std::vector<int32_t> own = {loop.induction};
   std::set<int32_t> shared;
   for (int32_t b : written) {
@@ -60,11 +70,16 @@ std::optional<std::vector<int32_t>> independent_iterations(const Program& progra
       shared.insert(b);
   }
 
+  for (const ExternCall* call : externs)  // (a sort reads and writes whole buffers)
+    for (int32_t b : call->inputs)
+      if (shared.count(b) || shared.count(call->output)) return std::nullopt;
   std::vector<Footprint> footprints(program.buffers.size());
   for (const Kernel* kernel : kernels) {
     AffineReader reader(*kernel, loop);
     auto touch = [&](int32_t buffer, ExprId index) {
-      if (!shared.count(buffer)) return true;
+      // (a buffer of no elements: its accesses never run)
+      if (!shared.count(buffer) || buffer_bytes(program.buffers[static_cast<size_t>(buffer)]) == 0)
+        return true;
       std::optional<Affine> access = reader.affine(index);
       return access && footprints[static_cast<size_t>(buffer)].add(*access);
     };
@@ -77,6 +92,7 @@ std::optional<std::vector<int32_t>> independent_iterations(const Program& progra
   }
   // Iterations v and v + step touch [a*v + low, a*v + high] and that block moved by a * step.
   for (int32_t b : shared) {
+    if (buffer_bytes(program.buffers[static_cast<size_t>(b)]) == 0) continue;
     const Footprint& footprint = footprints[static_cast<size_t>(b)];
     std::optional<int64_t> stride = checked_mul(footprint.coefficient, loop.step);
     if (!stride || footprint.high - footprint.low >= std::abs(*stride)) return std::nullopt;

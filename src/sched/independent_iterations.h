@@ -20,6 +20,9 @@ namespace kiln::sched {
 
 // `begin` is a LoopBegin step. The buffers each iteration needs its own copy of (the induction
 // variable first), or nullopt when the analysis cannot prove the iterations independent.
-std::optional<std::vector<int32_t>> independent_iterations(const Program& program, size_t begin);
+// `sorts`: the body may hold extern sorts too (a GPU's device loop runs them itself), each
+// reading what its iteration made or what the loop never writes, into the iteration's own buffer.
+std::optional<std::vector<int32_t>> independent_iterations(const Program& program, size_t begin,
+                                                           bool sorts = false);
 
 }  // namespace kiln::sched

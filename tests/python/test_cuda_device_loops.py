@@ -195,3 +195,52 @@ def test_masked_updates_in_device_loops_visit_their_window(cuda_sources):
     assert compiled(a, b) == loop_programs.lcs(a, b)
     loop_part = cuda_sources[-1][cuda_sources[-1].index("a graph loop run on the device"):]
     assert re.search(r"for \(int64_t i\d+ = kiln_index_max\(", loop_part), loop_part
+
+
+def sorted_row_picks(x, picks):
+    # each row sorted, then the element at a position the data give: an index check in a loop
+    # of independent rows
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = np.sort(x[i])[picks[i]]
+    return out
+
+
+BLOCK_ITERATIONS = [
+    (loop_programs.row_modes, lambda rng: (rng.integers(0, 20, (300, 60)),)),
+    (loop_programs.outliers_to_median, lambda rng: (rng.standard_normal((300, 41)),)),
+    (sorted_row_picks, lambda rng: (rng.standard_normal((200, 30)), rng.integers(-30, 30, 200))),
+]
+
+
+@pytest.mark.parametrize("fn, make", BLOCK_ITERATIONS,
+                         ids=[c[0].__name__ for c in BLOCK_ITERATIONS])
+def test_independent_rows_that_sort_run_a_block_each(fn, make, cuda_sources):
+    """A loop of independent rows whose body sorts (np.unique, np.median, np.sort) runs on the
+    device, a block an iteration over the grid: the sort a function of the loop kernel, each
+    block's own arrays in the launch's scratch. The index check of a data-dependent position
+    goes to the iteration's slot (no carried "failed so far" chaining the iterations)."""
+    compiled = kiln.compile(fn, device="cuda" if GPU else "cpu")
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        args = make(rng)
+        np.testing.assert_allclose(compiled(*args), fn(*args), rtol=1e-12)
+    loop = cuda_sources[-1][cuda_sources[-1].index("a graph loop run on the device"):]
+    assert re.search(r"for \(int64_t k1 = blockIdx\.x; k1 < trips; k1 \+= gridDim\.x\)", loop), loop
+    assert "kiln_bitonic_sort<" in loop, loop
+
+
+def test_an_index_error_in_a_block_an_iteration_loop_names_the_first_failing_row():
+    """Rows 5 and 9 pick past their end: NumPy raises for row 5's position, and so does the
+    compiled loop, whose iterations ran at once (the first failing slot's value)."""
+    rng = np.random.default_rng(6)
+    x, picks = rng.standard_normal((40, 30)), rng.integers(0, 30, 40)
+    picks[5], picks[9] = 31, -40
+    with pytest.raises(IndexError) as expected:
+        sorted_row_picks(x, picks)
+    compiled = kiln.compile(sorted_row_picks, device="cuda" if GPU else "cpu")
+    with pytest.raises(IndexError) as raised:
+        compiled(x, picks)
+    assert str(expected.value) in str(raised.value)
+    picks[5] = 3
+    np.testing.assert_allclose(compiled(x, picks[:40] * 0 + 2), sorted_row_picks(x, picks * 0 + 2))

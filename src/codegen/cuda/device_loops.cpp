@@ -49,9 +49,13 @@ constexpr int64_t kReadBackNs = 20000;
 constexpr int64_t kDeviceLaunchNs = 300;
 constexpr int64_t kElementsPerThreadMicrosecond = 32;
 constexpr int64_t kBlockBytesPerNs = 130;
+// A round of a block's sorting network (sort_kernels.cpp): a compare-exchange and a barrier.
+constexpr int64_t kSortRoundNs = 80;
 // A loop of independent iterations of one thread's work: a thread an iteration, in blocks of
 // this many threads.
 constexpr int kIterationThreads = 128;
+// Of a block's work: a block an iteration, this many blocks a multiprocessor at most.
+constexpr int64_t kIterationBlocksPerMultiprocessor = 4;
 // The loop kernel's table of buffer pointers must fit a kernel's 4 KiB of parameters.
 constexpr size_t kMostLoopBuffers = 480;
 
@@ -163,30 +167,52 @@ struct LoopPlan {
   LoopPlan(LoopPlan&&) = default;
   size_t begin = 0;
   std::map<size_t, BodyKernel> body;  // by kernel step
+  std::map<size_t, LoopSort> sorts;   // by extern step: rows the block sorts
   int threads = 1;                    // the loop kernel's block
   // Every launch is one thread's work (a CRC's bit, a DP cell, a sieve's test): the block's
   // first thread runs the whole loop alone, with no barrier, its 0-d buffers in its registers.
   bool one_thread = true;
-  // ... and the iterations are independent (sched/independent_iterations.h: `out[i] = f(x[i])`
-  // with a branch), their own buffers 0-d: each thread of a grid runs its own iterations, as a
-  // NumPy function's elementwise launch would (0 when not).
+  // The iterations are independent (sched/independent_iterations.h: `out[i] = f(x[i])` with a
+  // branch, a row's sort and counts written to out[i]): each thread of a grid (one_thread) or
+  // each block runs its own iterations, as a NumPy function's launch would (0 when not).
   int64_t parallel_trips = 0;
   std::set<int32_t> private_buffers;
+  // A block's own copies of the private arrays, in the loop launch's scratch: bytes a block.
+  int64_t private_bytes = 0;
+  std::map<int32_t, int64_t> private_offsets;  // by buffer, into a block's share
 };
 
-// Sets loop.parallel_trips and its private buffers where its iterations are independent and
-// what each writes for itself is 0-d (a thread's registers); every other 0-d buffer the loop
-// writes would need one thread's last value: those loops stay in one thread.
+// Sets loop.parallel_trips and its private buffers where its iterations are independent: a
+// thread an iteration where every launch is one thread's work and what each writes for itself
+// is 0-d (a thread's registers), else a block an iteration, its arrays in the launch's scratch
+// and its 0-d buffers in the block's shared memory. Every other 0-d buffer the loop writes
+// would need the last iteration's value: those loops stay in one block.
 void plan_parallel_iterations(const Program& program, LoopPlan& loop) {
-  const std::optional<std::vector<int32_t>> own = sched::independent_iterations(program, loop.begin);
+  const std::optional<std::vector<int32_t>> own =
+      sched::independent_iterations(program, loop.begin, !loop.sorts.empty());
   if (!own) return;
   const std::set<int32_t> private_buffers(own->begin(), own->end());
-  for (int32_t b : private_buffers)
-    if (!program.buffers[static_cast<size_t>(b)].shape.empty()) return;
+  std::map<int32_t, int64_t> offsets;
+  int64_t bytes = 0;
+  for (int32_t b : private_buffers) {
+    const sched::Buffer& buffer = program.buffers[static_cast<size_t>(b)];
+    if (buffer.shape.empty()) continue;
+    if (loop.one_thread) return;
+    offsets[b] = bytes;
+    bytes += (sched::buffer_bytes(buffer) + 15) / 16 * 16;
+  }
   for (int32_t b : sched::buffers_written_in_loop(program, loop.begin))
     if (program.buffers[static_cast<size_t>(b)].shape.empty() && !private_buffers.count(b)) return;
   loop.parallel_trips = sched::constant_trip_count(program.steps[loop.begin].loop);
-  if (loop.parallel_trips > 0) loop.private_buffers = private_buffers;
+  if (loop.parallel_trips <= 0) return;
+  loop.private_buffers = private_buffers;
+  loop.private_bytes = bytes;
+  loop.private_offsets = std::move(offsets);
+}
+
+int64_t iteration_blocks(const LoopPlan& loop, const target::Target& target) {
+  return std::min<int64_t>(loop.parallel_trips,
+                           kIterationBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
 }
 
 // How the program's loops run, from KILN_CUDA_DEVICE_LOOPS: unset the cost model chooses, 0 none
@@ -199,7 +225,7 @@ int forced_choice() {
 
 // The loop at `begin` as a device loop, or nullopt.
 std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
-                                  const target::Target& target) {
+                                  const target::Target& target, const target::Target& device) {
   LoopPlan loop;
   loop.begin = begin;
   const size_t end = static_cast<size_t>(program.steps[begin].loop.partner);
@@ -212,7 +238,19 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
   for (size_t s = begin; s <= end; ++s) {
     const sched::Step& step = program.steps[s];
     const sched::LoopControl& control = step.loop;
-    if (step.kind == sched::StepKind::Extern) return std::nullopt;
+    if (step.kind == sched::StepKind::Extern) {
+      std::optional<LoopSort> sort =
+          loop_sort(program, s, "kiln_loop" + std::to_string(begin) + "_s" + std::to_string(s));
+      if (!sort) return std::nullopt;
+      loop.one_thread = false;
+      loop.threads = std::max(loop.threads, sort->threads);
+      buffers.insert(sort->arguments.begin(), sort->arguments.end());
+      host_ns += passes.back() * kHostLaunchNs;
+      device_ns += passes.back() * (kDeviceLaunchNs + std::max(sort->rounds * kSortRoundNs,
+                                                               sort->bytes / kBlockBytesPerNs));
+      loop.sorts.emplace(s, std::move(*sort));
+      continue;
+    }
     if (step.kind == sched::StepKind::LoopBegin) {
       const bool constant = control.start < 0 && control.stop < 0;
       if (control.condition >= 0 || (!constant && s > begin)) host_ns += passes.back() * kReadBackNs;
@@ -260,8 +298,14 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
   if (buffers.size() + swapped.size() > kMostLoopBuffers) return std::nullopt;
   const int forced = forced_choice();
   if (forced == 0) return std::nullopt;
-  if (loop.one_thread) plan_parallel_iterations(program, loop);
-  if (forced < 0 && !loop.parallel_trips && device_ns >= host_ns) return std::nullopt;
+  plan_parallel_iterations(program, loop);
+  // A block an iteration: the iterations' device time shared by the blocks that run at once.
+  if (loop.parallel_trips > 0 && !loop.one_thread) {
+    const int64_t blocks = iteration_blocks(loop, device);
+    device_ns = device_ns * ((loop.parallel_trips + blocks - 1) / blocks) / loop.parallel_trips;
+  }
+  const bool threads_parallel = loop.parallel_trips > 0 && loop.one_thread;
+  if (forced < 0 && !threads_parallel && device_ns >= host_ns) return std::nullopt;
   return loop;
 }
 
@@ -286,9 +330,12 @@ class LoopPrinter {
          << pad << "  const int64_t start = " << bound(control.start, control.start_value)
          << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
          << control.step << "ll);\n";
-    if (depth == 1 && !private_.empty())  // independent iterations: a thread's own
+    if (depth == 1 && !private_.empty() && one_thread_)  // independent iterations: a thread's own
       out_ << pad << "  for (int64_t " << k << " = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
            << k << " < trips; " << k << " += (int64_t)gridDim.x * blockDim.x) {\n";
+    else if (depth == 1 && !private_.empty())  // ... a block's own
+      out_ << pad << "  for (int64_t " << k << " = blockIdx.x; " << k << " < trips; " << k
+           << " += gridDim.x) {\n";
     else
       out_ << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n";
     // Every thread reads the test: the barrier after the body's last launch made it visible,
@@ -379,6 +426,14 @@ class LoopPrinter {
     }
   }
 
+  // A loop of a block an iteration: the iterations' own arrays at `offsets` into the block's
+  // share (`bytes`) of the launch's scratch, table slot `scratch`.
+  void private_arrays(const std::map<int32_t, int64_t>& offsets, int64_t bytes, size_t scratch) {
+    for (const auto& [b, offset] : offsets)
+      out_ << "  " << buffer(b) << " = kiln_args[" << scratch << "] + (long long)blockIdx.x * "
+           << bytes << "ll + " << offset << "ll;\n";
+  }
+
   std::string text() const { return out_.str(); }
 
  private:
@@ -411,13 +466,38 @@ struct DeviceLoopPlans {
   std::vector<LoopPlan> loops;
 };
 
+namespace {
+
+// The outermost loops the device may run: compiled ones (sched::compiled_loops), and those
+// whose extern steps are all sorts (which the host runs from the host, the CPU's as calls, but
+// a device loop's block runs as a function: sort_kernels.cpp).
+std::vector<size_t> device_loop_candidates(const Program& program) {
+  std::vector<size_t> loops;
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    const sched::Step& step = program.steps[s];
+    if (step.kind != sched::StepKind::LoopBegin) continue;
+    const size_t end = static_cast<size_t>(step.loop.partner);
+    bool sorts_only = true;
+    for (size_t k = s; k <= end && sorts_only; ++k)
+      sorts_only = program.steps[k].kind != sched::StepKind::Extern ||
+                   ir::is_sort(program.steps[k].call.op);
+    if (step.loop.compiled || sorts_only) {
+      loops.push_back(s);
+      s = end;
+    }
+  }
+  return loops;
+}
+
+}  // namespace
+
 DeviceLoops plan_device_loops(const Program& program, const target::Target& target) {
   auto plans = std::make_shared<DeviceLoopPlans>();
   const target::Target one = loop_target(target);
   std::set<int32_t> inside, outside;
   std::vector<bool> in_loop(program.steps.size(), false);
-  for (size_t begin : sched::compiled_loops(program)) {
-    std::optional<LoopPlan> plan = plan_loop(program, begin, one);
+  for (size_t begin : device_loop_candidates(program)) {
+    std::optional<LoopPlan> plan = plan_loop(program, begin, one, target);
     if (!plan) continue;
     plans->loops.push_back(std::move(*plan));
     for (size_t s = begin; s <= static_cast<size_t>(program.steps[begin].loop.partner); ++s)
@@ -464,27 +544,45 @@ void add_device_loops(const Program& program, const Options& options, const targ
         // Each thread of a loop of independent iterations is thread 0 of every launch
         // (inside_device_loop's `alone`): a launch whose code still names its thread keeps the
         // loop in one thread.
-        if (code.find("threadIdx") != std::string::npos) parallel_trips = 0;
+        // (A block's launches name the block as 0: inside_device_loop.)
+        if (code.find(plan.one_thread ? "threadIdx" : "blockIdx") != std::string::npos)
+          parallel_trips = 0;
         calls[step].emplace_back(symbol, plans[l].threads);
       }
     }
-    const std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
+    for (const auto& [step, sort] : plan.sorts) {
+      if (source.header.find(sort_device_code()) == std::string::npos) source.header += sort_device_code();
+      text += sort.function;
+      arguments[step] = sort.arguments;
+      calls[step].emplace_back("kiln_loop" + std::to_string(begin) + "_s" + std::to_string(step),
+                               sort.threads);
+    }
+    std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
+    for (const auto& [step, sort] : plan.sorts) buffers.insert(buffers.end(), sort.arguments.begin(), sort.arguments.end());
+    std::sort(buffers.begin(), buffers.end());
+    buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
     std::map<int32_t, size_t> slot;
     for (size_t k = 0; k < buffers.size(); ++k) slot[buffers[k]] = k;
     const std::set<int32_t> none;
     LoopPrinter printer(program, slot, calls, arguments, plan.threads, plan.one_thread,
                         parallel_trips > 0 ? plan.private_buffers : none);
+    const bool block_iterations = parallel_trips > 0 && !plan.one_thread;
+    if (block_iterations) printer.private_arrays(plan.private_offsets, plan.private_bytes, buffers.size());
     printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
-    const std::string count = std::to_string(std::max<size_t>(buffers.size(), 1));
+    const std::string count = std::to_string(std::max<size_t>(buffers.size() + block_iterations, 1));
     runtime::CudaLaunch launch;
     launch.symbol = name;
     launch.threads = plan.threads;
-    if (parallel_trips > 0) {
+    if (parallel_trips > 0 && plan.one_thread) {
       launch.threads = kIterationThreads;
       launch.blocks = std::min<int64_t>((parallel_trips + kIterationThreads - 1) / kIterationThreads,
                                         kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
+    }
+    if (block_iterations) {
+      launch.blocks = iteration_blocks(plan, target);
+      launch.scratch_bytes = std::max<int64_t>(launch.blocks * plan.private_bytes, 16);
     }
     const bool first_thread_alone = plan.one_thread && parallel_trips == 0;
     text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threads) + ") " +

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -251,6 +252,18 @@ void add_skinny_matmuls(const Program& program, CudaSource& source);
 // sort_kernels.cpp: generated kernels for the Program's extern argsort and sort steps (each
 // replacing its step; their device code added to the header).
 void add_sort_kernels(const Program& program, const target::Target& target, CudaSource& source);
+// A sort step a device loop runs (rows its block sorts in shared memory): its __device__
+// function `symbol`, run by the loop block's first `threads` threads, which take `rounds`
+// barriers and move `bytes`; nullopt for other steps and longer rows.
+struct LoopSort {
+  std::string function;
+  int threads = 1;
+  int64_t rounds = 0, bytes = 0;
+  std::vector<int32_t> arguments;  // input, output
+};
+std::optional<LoopSort> loop_sort(const Program& program, size_t step, const std::string& symbol);
+// The device code every sort function needs (once in the header).
+std::string sort_device_code();
 // The 16-byte vector type of a dtype of 4 or 8 bytes, or "" (narrower dtypes stay scalar),
 // and the names of its lanes' fields.
 std::string vector_type(DType dtype);

@@ -43,14 +43,21 @@ template <class K>
 KILN_FN bool kiln_sort_before(K a, int position_a, K b, int position_b) {
   return a < b || (a == b && position_a < position_b);
 }
-// Sorts P (a power of two) keys and positions in shared memory with the block's threads: a
-// bitonic network, log2(P) (log2(P) + 1) / 2 rounds of compare-exchanges between barriers.
-template <class K, int P>
+// The barrier of the threads that sort: the block's, or (TEAM > 0) a device loop's first TEAM.
+template <int TEAM>
+KILN_FN void kiln_sort_barrier() {
+  if constexpr (TEAM > 0) kiln_team_barrier(TEAM);
+  else __syncthreads();
+}
+// Sorts P (a power of two) keys and positions in shared memory with the block's threads (or a
+// device loop's first TEAM): a bitonic network, log2(P) (log2(P) + 1) / 2 rounds of
+// compare-exchanges between barriers.
+template <class K, int P, int TEAM>
 KILN_FN void kiln_bitonic_sort(K* keys, int* positions) {
   for (int size = 2; size <= P; size <<= 1)
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      __syncthreads();
-      for (int t = threadIdx.x; t < P / 2; t += blockDim.x) {
+      kiln_sort_barrier<TEAM>();
+      for (int t = threadIdx.x; t < P / 2; t += (TEAM > 0 ? TEAM : blockDim.x)) {
         const int i = 2 * t - (t & (stride - 1)), j = i + stride;
         const K a = keys[i], b = keys[j];
         const int position_a = positions[i], position_b = positions[j];
@@ -60,7 +67,7 @@ KILN_FN void kiln_bitonic_sort(K* keys, int* positions) {
         }
       }
     }
-  __syncthreads();
+  kiln_sort_barrier<TEAM>();
 }
 // How many of the sorted run [from, to) of keys and positions come before (key, position).
 template <class K>
@@ -222,29 +229,37 @@ int sort_threads(int64_t padded) {
   return static_cast<int>(std::clamp<int64_t>(padded / 2, kWarp, kMostSortThreads));
 }
 
-// A block per row: sorted in shared memory, written from there.
-std::string row_sort_function(const SortProblem& p, const std::string& symbol) {
+// A block per row: sorted in shared memory, written from there. `in_loop`: a device loop's
+// function, which the loop block's first sort_threads run over all rows, with their barrier.
+std::string row_sort_function(const SortProblem& p, const std::string& symbol, bool in_loop) {
   const int64_t padded = power_of_two_at_least(p.n);
-  const std::string key = key_type(p.dtype);
+  const int threads = sort_threads(padded);
+  const std::string key = key_type(p.dtype), stride = in_loop ? std::to_string(threads) : "blockDim.x";
   std::ostringstream text;
-  text << "extern \"C\" __global__ void __launch_bounds__(" << sort_threads(padded) << ") " << symbol
-       << "(const kiln_arg_table<2> kiln_args) {\n"
-       << "  __shared__ " << key << " keys[" << padded << "];\n"
+  if (in_loop)
+    text << "KILN_FN void " << symbol << "(const kiln_arg_table<2> kiln_args) {\n";
+  else
+    text << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << symbol
+         << "(const kiln_arg_table<2> kiln_args) {\n";
+  text << "  __shared__ " << key << " keys[" << padded << "];\n"
        << "  __shared__ int positions[" << padded << "];\n"
        << picks_table(p)
-       << "  for (long long row = blockIdx.x; row < " << p.rows << "ll; row += gridDim.x) {\n"
+       << (in_loop ? "  for (long long row = 0; row < " + std::to_string(p.rows) + "ll; ++row) {\n"
+                   : "  for (long long row = blockIdx.x; row < " + std::to_string(p.rows) +
+                         "ll; row += gridDim.x) {\n")
        << row_offsets(p, "row")
-       << "    for (int i = threadIdx.x; i < " << padded << "; i += blockDim.x) {\n"
+       << "    for (int i = threadIdx.x; i < " << padded << "; i += " << stride << ") {\n"
        << "      keys[i] = i < " << p.n << " ? " << key_of(p, element_address(p, "i")) << " : "
        << largest_key(p) << ";\n"
        << "      positions[i] = i;\n"
        << "    }\n"
-       << "    kiln_bitonic_sort<" << key << ", " << padded << ">(keys, positions);\n"
-       << "    for (int j = threadIdx.x; j < " << p.out_n << "; j += blockDim.x) {\n"
+       << "    kiln_bitonic_sort<" << key << ", " << padded << ", " << (in_loop ? threads : 0)
+       << ">(keys, positions);\n"
+       << "    for (int j = threadIdx.x; j < " << p.out_n << "; j += " << stride << ") {\n"
        << "      const int position = positions[" << pick(p, "j") << "];\n"
        << write_output(p, "j", "position")
        << "    }\n"
-       << "    __syncthreads();  // before the next row's keys\n"
+       << "    kiln_sort_barrier<" << (in_loop ? threads : 0) << ">();  // before the next row's keys\n"
        << "  }\n}\n";
   return text.str();
 }
@@ -280,7 +295,7 @@ std::string tile_sort_function(const SortProblem& p, const std::string& symbol) 
        << largest_key(p) << ";\n"
        << "      positions[i] = at;\n"
        << "    }\n"
-       << "    kiln_bitonic_sort<" << key << ", " << kBlockSortUpTo << ">(keys, positions);\n"
+       << "    kiln_bitonic_sort<" << key << ", " << kBlockSortUpTo << ", 0>(keys, positions);\n"
        << "    for (int i = threadIdx.x; i < " << kBlockSortUpTo << " && first + i < " << p.n
        << "; i += blockDim.x) {\n"
        << "      kiln_keys[0][row * " << p.n << "ll + first + i] = keys[i];\n"
@@ -347,6 +362,27 @@ int64_t grid_stride_blocks(int64_t elements, int threads, const target::Target& 
 
 }  // namespace
 
+std::optional<LoopSort> loop_sort(const Program& program, size_t step, const std::string& symbol) {
+  const sched::Step& s = program.steps[step];
+  if (s.kind != sched::StepKind::Extern) return std::nullopt;
+  std::optional<SortProblem> p = sort_problem(s.call, program.buffers);
+  if (!p || p->n > kBlockSortUpTo) return std::nullopt;
+  LoopSort sort;
+  const int64_t padded = power_of_two_at_least(p->n);
+  sort.threads = sort_threads(padded);
+  sort.arguments = {s.call.inputs[0], s.call.output};
+  if (p->rows > 0 && p->n > 0 && p->out_n > 0) sort.function = row_sort_function(*p, symbol, true);
+  else sort.function = "KILN_FN void " + symbol + "(const kiln_arg_table<2>) {}\n";
+  int rounds = 0;
+  for (int64_t size = 2; size <= padded; size *= 2)
+    for (int64_t stride = size / 2; stride > 0; stride /= 2) ++rounds;
+  sort.rounds = p->rows * rounds * std::max<int64_t>(1, padded / 2 / sort.threads);
+  sort.bytes = p->rows * (p->n * dtype_size(p->dtype) + p->out_n * (p->positions ? 8 : dtype_size(p->dtype)));
+  return sort;
+}
+
+std::string sort_device_code() { return kSortText; }
+
 void add_sort_kernels(const Program& program, const target::Target& target, CudaSource& source) {
   bool first = true;
   for (size_t step = 0; step < program.steps.size(); ++step) {
@@ -355,7 +391,7 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
     std::optional<SortProblem> problem = sort_problem(s.call, program.buffers);
     if (!problem) continue;
     const SortProblem& p = *problem;
-    if (first) source.header += kSortText;
+    if (first && source.header.find(kSortText) == std::string::npos) source.header += kSortText;
     first = false;
     runtime::CudaKernelCall call;
     call.arguments = {s.call.inputs[0], s.call.output};
@@ -371,7 +407,7 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
         launch.symbol = name;
         launch.threads = sort_threads(power_of_two_at_least(p.n));
         launch.blocks = std::min(p.rows, kMostBlocks);
-        text += row_sort_function(p, launch.symbol);
+        text += row_sort_function(p, launch.symbol, false);
         call.launches.push_back(launch);
       } else {
         launch.symbol = name + "_tiles";
