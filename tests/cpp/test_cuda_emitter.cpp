@@ -481,10 +481,11 @@ TEST(CudaEmitter, ProductsOfFewRowsAreGenerated) {
   EXPECT_EQ(code, 0) << log;
 }
 
-// A sort on the GPU is an extern step (runtime/cuda/cuda_extern_calls.cpp: sorted on the host,
-// no GPU sort kernel yet) between generated kernels: the GPU's extern table takes it for every
-// real dtype, the kernels around it (a top-k of a transposed operand, its values gathered and
-// transposed back) compile.
+// A sort on the GPU is an extern step between generated kernels, which a generated kernel
+// replaces (codegen/cuda/sort_kernels.cpp: a block per row in shared memory, or sorted tiles
+// merged in passes): the GPU's extern table takes it for every real dtype (the host's sort, for
+// max-autotune), and the kernels around it (a top-k of a transposed operand, its values
+// gathered and transposed back) and the sorts' own compile.
 TEST(CudaEmitter, SortsAreExternStepsBetweenKernels) {
   for (DType dtype : {DType::Float32, DType::Float16, DType::Int64, DType::Bool}) {
     ir::Graph graph;
@@ -507,10 +508,49 @@ TEST(CudaEmitter, SortsAreExternStepsBetweenKernels) {
     EXPECT_EQ(sorts, 2);  // the top-k's positions (its values gathered), y's values
     codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
     EXPECT_GE(source.kernels.size(), 2u);
+    int replaced = 0;
+    for (const runtime::CudaKernelCall& call : source.kernels) {
+      if (call.replaces_step < 0) continue;
+      const sched::Step& step = program.steps[static_cast<size_t>(call.replaces_step)];
+      EXPECT_TRUE(step.kind == sched::StepKind::Extern && ir::is_sort(step.call.op));
+      ASSERT_EQ(call.launches.size(), 1u);  // rows of 64 and 300: a block each
+      EXPECT_EQ(call.launches[0].symbol, "kiln_sort" + std::to_string(call.replaces_step));
+      ++replaced;
+    }
+    EXPECT_EQ(replaced, 2);
     if (find_nvcc().empty()) continue;
     auto [code, log] = compile_with_nvcc(source.text, "sort_" + std::string(dtype_name(dtype)));
     EXPECT_EQ(code, 0) << log;
   }
+}
+
+// A row longer than a block sorts (5000 float64, descending): tiles of 2048 sorted by blocks
+// into the first launch's scratch, two merge passes (runs of 2048, then 4096) and the output
+// launch sharing that scratch (CudaLaunch::scratch_of); the source compiles.
+TEST(CudaEmitter, LongRowsSortInTilesMergedInPasses) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ir::ValueId x = b.parameter(DType::Float64, {3, 5000});
+  graph.set_outputs({b.argsort(x, 1, true)});
+  detail::PreparedGraph prepared = detail::prepare_graph(graph, {}, {});
+  sched::Program program = detail::schedule_program(prepared.graph, prepared.strides, kH100, {});
+  codegen::CudaSource source = codegen::emit_cuda(program, Options{}, kH100, false);
+  const runtime::CudaKernelCall* sort = nullptr;
+  for (const runtime::CudaKernelCall& call : source.kernels)
+    if (call.replaces_step >= 0) sort = &call;
+  ASSERT_NE(sort, nullptr);
+  ASSERT_EQ(sort->launches.size(), 4u);
+  EXPECT_EQ(sort->launches[0].blocks, 3 * 3);  // 3 rows of 3 tiles
+  EXPECT_EQ(sort->launches[0].scratch_bytes, 2 * 3 * 5000 * 12);
+  for (size_t k = 1; k < 4; ++k) {
+    EXPECT_EQ(sort->launches[k].scratch_of, 0);
+    EXPECT_EQ(sort->launches[k].scratch_bytes, 0);
+  }
+  EXPECT_NE(source.text.find("_merge2048"), std::string::npos);
+  EXPECT_NE(source.text.find("_merge4096"), std::string::npos);
+  if (find_nvcc().empty()) return;
+  auto [code, log] = compile_with_nvcc(source.text, "long_sort");
+  EXPECT_EQ(code, 0) << log;
 }
 
 // max-autotune's candidates: each kernel's launches for the other launch shapes

@@ -5,16 +5,18 @@ call it). Stable: equal elements keep their order, also where torch promises non
 (stable=False, topk), and where eager's CPU sort orders them otherwise. NaN comes after every
 number ascending, before every number descending, as in torch; -0.0 and 0.0 are equal.
 
-On CUDA tensors kiln sorts on the host (a copy each way), so these stay in eager PyTorch there,
-except topk of a few elements, which runs as rounds of argmax on the device
-(_aten_pointwise.topk_by_rounds)."""
+On CUDA tensors kiln sorts rows of up to MOST_GPU_ROW elements, a block each in shared memory
+(codegen/cuda/sort_kernels.cpp); longer rows stay in eager PyTorch there, whose radix sort
+beats kiln's merge passes, except topk of a few elements, which runs as rounds of argmax on the
+device (_aten_pointwise.topk_by_rounds)."""
 import torch
 
 from .. import _kiln
-from ._aten_pointwise import MOST_TOPK, topk_by_rounds
+from ._aten_pointwise import MOST_TOPK, topk_by_rounds, x_is_floating
 from ._aten_table import Unconvertible, axis, cast, lowers, meta, out_dtype
 
 aten = torch.ops.aten
+MOST_GPU_ROW = 2048  # codegen/cuda/sort_kernels.cpp: kBlockSortUpTo
 
 
 def _on_cuda(node):
@@ -23,10 +25,16 @@ def _on_cuda(node):
     return value.device.type != "cpu"
 
 
+def _refuse_long_gpu_rows(node, x, dim):
+    if _on_cuda(node) and x.ndim > 0 and not (isinstance(x.shape[dim], int)
+                                              and x.shape[dim] <= MOST_GPU_ROW):
+        raise Unconvertible(f"sort of rows of {x.shape[dim]} on the GPU (kiln sorts rows of up to "
+                            f"{MOST_GPU_ROW} a block each; torch's radix sort is faster)")
+
+
 def _sorted(context, node, x, dim, descending, k=-1):
     """(values, int64 positions) of x sorted along `dim` (the first k of them with k >= 0)."""
-    if _on_cuda(node):
-        raise Unconvertible("sort on the GPU (kiln's sort runs on the host: torch's is faster)")
+    _refuse_long_gpu_rows(node, x, axis(dim, x.ndim) if x.ndim else 0)
     if x.ndim == 0:
         return x, context.full((), 0, torch.int64)
     return _kiln.sort(x, axis(dim, x.ndim), bool(descending), k)
@@ -49,9 +57,7 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
     order to the implementation): a partial sort, torch's NaN order; ties in position order."""
     if not isinstance(k, int):
         raise Unconvertible(f"topk of a symbolic k={k}")
-    if _on_cuda(node):
-        if k > MOST_TOPK:
-            raise Unconvertible(f"topk of k={k} on the GPU (kiln takes k <= {MOST_TOPK} there)")
+    if _on_cuda(node) and k <= MOST_TOPK and x_is_floating(x):
         return topk_by_rounds(context, node, x, k, dim, largest)
     if x.ndim == 0:
         if k > 1:
@@ -62,6 +68,7 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
         raise Unconvertible("topk along a dimension of dynamic size")
     if k > x.shape[dim] or k < 0:
         raise Unconvertible(f"topk of k={k} of {x.shape[dim]} elements")  # eager's error
+    _refuse_long_gpu_rows(node, x, dim)
     values, positions = _kiln.sort(x, dim, bool(largest), k)
     return cast(values, out_dtype(node, 0)), positions
 
