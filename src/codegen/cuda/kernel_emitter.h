@@ -5,8 +5,9 @@
 // vector_plans.cpp (values held in registers, 16-byte accesses), cuda_emitter.cpp (launches,
 // loops), step_emitter.cpp (a thread's steps), register_emitter.cpp (registers, capped
 // unrolling), reduce_emitter.cpp (reductions), fold_emitter.cpp (each thread's share of a
-// reduction's elements), scan_emitter.cpp (long scans in tiles) and device_loops.cpp (graph
-// loops run on the device, each launch a __device__ function).
+// reduction's elements), scan_emitter.cpp (long scans in tiles), device_loops.cpp (graph
+// loops run on the device, each launch a __device__ function; device_loop_printer.h writes the
+// loop kernel) and sort_kernels.cpp (argsort and sort).
 #pragma once
 #include <algorithm>
 #include <cstdint>

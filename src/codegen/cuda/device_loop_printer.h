@@ -1,0 +1,169 @@
+// The text of a device loop's kernel (codegen/cuda/device_loops.cpp) after its device
+// functions: the loop's control, the calls of its launches between barriers, its 0-d buffers
+// moved to shared memory or one thread's registers, and the copies back of what the steps after
+// it read.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/loop_ir.h"
+
+namespace kiln::codegen::cuda_detail {
+
+// The loop kernel's text after its device functions (its table `b` of buffer pointers, slots by
+// buffer number).
+class LoopPrinter {
+ public:
+  LoopPrinter(const sched::Program& program, const std::map<int32_t, size_t>& slot,
+              const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls,
+              const std::map<size_t, std::vector<int32_t>>& arguments, int threads,
+              bool one_thread, const std::set<int32_t>& private_buffers)
+      : program_(program), slot_(slot), calls_(calls), arguments_(arguments), threads_(threads),
+        one_thread_(one_thread), private_(private_buffers),
+        barrier_(one_thread ? "" : "__syncthreads();"),
+        copy_(one_thread ? "kiln_thread_copy" : "kiln_block_copy") {}
+
+  void loop(size_t begin, int depth) {
+    const sched::LoopControl& control = program_.steps[begin].loop;
+    const size_t end = static_cast<size_t>(control.partner);
+    const std::string pad(static_cast<size_t>(2 * depth), ' '), k = "k" + std::to_string(depth);
+    out_ << pad << "{\n"
+         << pad << "  const int64_t start = " << bound(control.start, control.start_value)
+         << ", trips = kiln_trip_count(start, " << bound(control.stop, control.stop_value) << ", "
+         << control.step << "ll);\n";
+    if (depth == 1 && !private_.empty() && one_thread_)  // independent iterations: a thread's own
+      out_ << pad << "  for (int64_t " << k << " = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
+           << k << " < trips; " << k << " += (int64_t)gridDim.x * blockDim.x) {\n";
+    else if (depth == 1 && !private_.empty())  // ... a block's own
+      out_ << pad << "  for (int64_t " << k << " = blockIdx.x; " << k << " < trips; " << k
+           << " += gridDim.x) {\n";
+    else
+      out_ << pad << "  for (int64_t " << k << " = 0; " << k << " < trips; ++" << k << ") {\n";
+    // Every thread reads the test: the barrier after the body's last launch made it visible,
+    // and the next write to it comes after the barrier below.
+    if (control.condition >= 0)
+      out_ << pad << "    if (!*(" << shared_read() << "const bool*)" << buffer(control.condition)
+           << ") break;\n";
+    out_ << pad << "    " << (one_thread_ ? "" : "if (threadIdx.x == 0) ") << "*(int64_t*)"
+         << buffer(control.induction) << " = start + " << k << " * " << control.step << "ll;\n";
+    barrier(pad + "    ");
+    for (size_t s = begin + 1; s < end; ++s) {
+      const sched::Step& step = program_.steps[s];
+      if (step.kind == sched::StepKind::LoopBegin) {
+        loop(s, depth + 2);
+        s = static_cast<size_t>(step.loop.partner);
+        continue;
+      }
+      const std::vector<int32_t>& arguments = arguments_.at(s);
+      std::string table = "kiln_arg_table<" + std::to_string(std::max<size_t>(arguments.size(), 1)) + ">{{";
+      for (size_t a = 0; a < arguments.size(); ++a) table += (a ? ", " : "") + buffer(arguments[a]);
+      table += arguments.empty() ? "nullptr}}" : "}}";
+      for (const auto& [symbol, threads] : calls_.at(s)) {
+        const bool guarded = threads < threads_ && !one_thread_;
+        out_ << pad << "    " << (guarded ? "if (threadIdx.x < " + std::to_string(threads) + ") " : "")
+             << symbol << "(" << table << ");\n";
+        barrier(pad + "    ");
+      }
+    }
+    for (const auto& [carried, next] : program_.steps[end].loop.swaps) {
+      if (one_thread_ && words_.count(carried)) {  // values, so that the words stay registers
+        for (int64_t w = 0; w < words_.at(carried).second; ++w) {
+          const std::string a = "kiln_scalars[" + std::to_string(words_.at(carried).first + w) + "]";
+          const std::string b = "kiln_scalars[" + std::to_string(words_.at(next).first + w) + "]";
+          out_ << pad << "    { const unsigned long long t = " << a << "; " << a << " = " << b
+               << "; " << b << " = t; }\n";
+        }
+        continue;
+      }
+      out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
+           << buffer(next) << "; " << buffer(next) << " = t; }\n";
+    }
+    out_ << pad << "  }\n" << pad << "}\n";
+  }
+
+  // The loop's 0-d buffers (but constants) move to shared memory for the loop, or to the one
+  // thread's registers: a scalar recursion (a CRC's state, a DP cell) reads and writes one each
+  // launch, ~30 cycles in shared memory against ~250 in L2. Each takes 8-byte words of
+  // kiln_scalars, its value copied in first.
+  void scalars_to_shared() {
+    int64_t words = 0;
+    std::ostringstream moves;
+    for (const auto& entry : slot_) {
+      const int32_t b = entry.first;
+      const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
+      if (!buffer.shape.empty() || buffer.role == sched::BufferRole::Constant) continue;
+      const int64_t bytes = sched::buffer_bytes(buffer);
+      // (memcpy for the one thread: its words' addresses never become integers, so they
+      // stay registers)
+      moves << "  " << (one_thread_ ? "memcpy" : "kiln_block_copy") << "((char*)&kiln_scalars[" << words
+            << "], " << this->buffer(b) << ", " << bytes << "ll);\n  " << this->buffer(b)
+            << " = (char*)&kiln_scalars[" << words << "];\n";
+      words_[b] = {words, (bytes + 7) / 8};
+      words += (bytes + 7) / 8;
+    }
+    if (words == 0) return;
+    out_ << "  " << (one_thread_ ? "" : "__shared__ ") << "unsigned long long kiln_scalars["
+         << words << "];\n" << moves.str();
+    barrier("  ");
+  }
+
+  // The values the steps after the loop or the caller read, back in their own buffers: the
+  // 0-d ones from shared memory, and carried values the loop left in their partner's buffer.
+  void copy_back(size_t begin) {
+    const std::set<int32_t> outside = sched::buffers_used_outside(program_, begin);
+    for (int32_t b : sched::buffers_written_in_loop(program_, begin)) {
+      const sched::Buffer& written = program_.buffers[static_cast<size_t>(b)];
+      const int64_t bytes = sched::buffer_bytes(written);
+      // The caller's arrays too: an input updated in place is an output no step may list.
+      const bool callers = written.role == sched::BufferRole::Input ||
+                           written.role == sched::BufferRole::Output;
+      if (!(outside.count(b) || callers) || bytes == 0 || private_.count(b)) continue;
+      const std::string own = "kiln_args[" + std::to_string(slot_.at(b)) + "]";
+      if (one_thread_ && words_.count(b))
+        out_ << "  memcpy(" << own << ", " << buffer(b) << ", " << bytes << "ll);\n";
+      else
+        out_ << "  if (" << buffer(b) << " != " << own << ") " << copy_ << "(" << own << ", "
+             << buffer(b) << ", " << bytes << "ll);\n";
+    }
+  }
+
+  // A loop of a block an iteration: the iterations' own arrays at `offsets` into the block's
+  // share (`bytes`) of the launch's scratch, table slot `scratch`.
+  void private_arrays(const std::map<int32_t, int64_t>& offsets, int64_t bytes, size_t scratch) {
+    for (const auto& [b, offset] : offsets)
+      out_ << "  " << buffer(b) << " = kiln_args[" << scratch << "] + (long long)blockIdx.x * "
+           << bytes << "ll + " << offset << "ll;\n";
+  }
+
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::string buffer(int32_t b) const { return "b[" + std::to_string(slot_.at(b)) + "]"; }
+  std::string bound(int32_t b, int64_t value) const {
+    return b < 0 ? std::to_string(value) + "ll" : "*(" + shared_read() + "const int64_t*)" + buffer(b);
+  }
+  // Another thread wrote what the block reads before the barrier; one thread's own writes
+  // need nothing.
+  std::string shared_read() const { return one_thread_ ? "" : "volatile "; }
+  void barrier(const std::string& pad) {
+    if (!barrier_.empty()) out_ << pad << barrier_ << "\n";
+  }
+
+  const sched::Program& program_;
+  const std::map<int32_t, size_t>& slot_;
+  const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls_;  // by step
+  const std::map<size_t, std::vector<int32_t>>& arguments_;                   // by step
+  int threads_;
+  bool one_thread_;
+  const std::set<int32_t>& private_;  // a loop of independent iterations: each thread's own
+  std::string barrier_, copy_;
+  std::map<int32_t, std::pair<int64_t, int64_t>> words_;  // 0-d buffers' first word and words
+  std::ostringstream out_;
+};
+
+}  // namespace kiln::codegen::cuda_detail
