@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import kiln
+from kiln.bench import loop_programs
 
 GPU = not kiln._kiln.cuda_unavailable_reason()
 NVCC = next((p for p in (os.environ.get("KILN_NVCC"), "/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc",
@@ -126,17 +127,9 @@ def test_sorts_are_generated_kernels_with_numpys_order(fn, make, cuda_sources, t
     nvcc_compiles(source, tmp_path)
 
 
-def row_modes(x):
-    # a loop of rows, each sorted (np.unique): a sort kernel each iteration, no host round trip
-    modes = np.zeros(x.shape[0], x.dtype)
-    for i in range(x.shape[0]):
-        values, counts = np.unique(x[i], return_counts=True)
-        modes[i] = values[np.argmax(counts)]
-    return modes
-
-
 def test_a_loop_of_row_sorts_runs_its_sorts_on_the_device(cuda_sources):
+    # a loop of rows, each sorted (np.unique): a sort kernel each iteration, no host round trip
     x = np.random.default_rng(3).integers(0, 20, (30, 50))
-    np.testing.assert_array_equal(kiln.compile(row_modes, device="cuda" if GPU else "cpu")(x),
-                                  row_modes(x))
+    compiled = kiln.compile(loop_programs.row_modes, device="cuda" if GPU else "cpu")
+    np.testing.assert_array_equal(compiled(x), loop_programs.row_modes(x))
     assert any(" kiln_sort" in source for source in cuda_sources)
