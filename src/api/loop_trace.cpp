@@ -197,12 +197,13 @@ int64_t check_slots(const Trace& trace, const Tensor& start, const Tensor& stop,
       !first.shape.empty() || !last.shape.empty() || !first.attrs.scalar.is_integer ||
       !last.attrs.scalar.is_integer || first.attrs.scalar.i < 0)
     return 0;
-  return last.attrs.scalar.i > 0 && last.attrs.scalar.i <= kMostCheckSlots ? last.attrs.scalar.i : 0;
+  const int64_t stop_value = last.attrs.scalar.i;
+  return stop_value > 0 && stop_value <= kMostCheckSlots ? stop_value : 0;
 }
 
 // `check_slots` > 0: the checks the body records go to slot i of arrays the loop carries (a
 // flag each, and the values: scatters at the induction value i), and after the loop the first
-// failing slot is the check (first_failed_slot). Iterations that write only their own slots
+// failing slot is the check (end_loop). Iterations that write only their own slots
 // stay independent of each other (sched/independent_iterations.h: a block or thread each),
 // where a carried "failed before, or now" and its first value chain each to the one before.
 // Other loops (while loops, bounds known only at run time) carry the pair.
@@ -243,12 +244,13 @@ CutRegion cut_region(Trace& trace, const std::vector<Tensor>& init,
       ValueId values = builder.placeholder(value_dtype, slots_shape);
       region.placeholders.insert(region.placeholders.end(), {flags, values});
       const ValueId slot = builder.reshape(region.placeholders[0], {ir::Dim(1)});
-      result_ids.push_back(builder.scatter(flags, slot, builder.reshape(check.flag, {ir::Dim(1)}), 0,
-                                           ir::ScatterMode::Set));
+      const ValueId flag = builder.reshape(check.flag, {ir::Dim(1)});
+      result_ids.push_back(builder.scatter(flags, slot, flag, 0, ir::ScatterMode::Set));
       result_ids.push_back(builder.scatter(values, slot, builder.reshape(check.value, update_shape),
                                            0, ir::ScatterMode::Set));
-      init_ids.push_back(builder.constant(ir::Scalar::of_int(0), DType::Bool, {ir::Dim(check_slots)}));
-      init_ids.push_back(builder.constant(ir::Scalar::of_int(0), value_dtype, slots_shape));
+      const ir::Scalar zero = ir::Scalar::of_int(0);
+      init_ids.push_back(builder.constant(zero, DType::Bool, {ir::Dim(check_slots)}));
+      init_ids.push_back(builder.constant(zero, value_dtype, slots_shape));
       cut.carried_checks.push_back(c);
       continue;
     }
@@ -421,8 +423,10 @@ std::vector<Tensor> end_loop(Trace& trace, const Tensor& start, const Tensor& st
     if (slots > 0) {  // the first failing slot's
       ir::Builder& builder = trace.builder;
       const ValueId flags = check.flag, values = check.value;
-      const ir::Shape shape(builder.node(values).shape.begin() + 1, builder.node(values).shape.end());
-      const ValueId first = builder.reshape(builder.reduce(Op::argmax, flags, {0}, false), {ir::Dim(1)});
+      const ir::Shape& slots_shape = builder.node(values).shape;
+      const ir::Shape shape(slots_shape.begin() + 1, slots_shape.end());
+      const ValueId first_failed = builder.reduce(Op::argmax, flags, {0}, false);
+      const ValueId first = builder.reshape(first_failed, {ir::Dim(1)});
       check.flag = builder.reduce(Op::any, flags, {0}, false);
       check.value = builder.reshape(builder.gather(values, first, 0), shape);
     }

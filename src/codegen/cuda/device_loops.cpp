@@ -310,18 +310,9 @@ std::optional<LoopPlan> plan_loop(const Program& program, size_t begin,
   return loop;
 }
 
-
-}  // namespace
-
-struct DeviceLoopPlans {
-  std::vector<LoopPlan> loops;
-};
-
-namespace {
-
 // The outermost loops the device may run: compiled ones (sched::compiled_loops), and those
-// whose extern steps are all sorts (which the host runs from the host, the CPU's as calls, but
-// a device loop's block runs as a function: sort_kernels.cpp).
+// whose only extern steps are sorts (the loop's block runs a sort of short rows as one of its
+// functions: sort_kernels.cpp).
 std::vector<size_t> device_loop_candidates(const Program& program) {
   std::vector<size_t> loops;
   for (size_t s = 0; s < program.steps.size(); ++s) {
@@ -341,6 +332,10 @@ std::vector<size_t> device_loop_candidates(const Program& program) {
 }
 
 }  // namespace
+
+struct DeviceLoopPlans {
+  std::vector<LoopPlan> loops;
+};
 
 DeviceLoops plan_device_loops(const Program& program, const target::Target& target) {
   auto plans = std::make_shared<DeviceLoopPlans>();
@@ -393,23 +388,22 @@ void add_device_loops(const Program& program, const Options& options, const targ
         code.replace(code.find("KILN_KERNEL_NAME"), std::strlen("KILN_KERNEL_NAME"), symbol);
         text += code;
         // Each thread of a loop of independent iterations is thread 0 of every launch
-        // (inside_device_loop's `alone`): a launch whose code still names its thread keeps the
-        // loop in one thread.
-        // (A block's launches name the block as 0: inside_device_loop.)
+        // (inside_device_loop's `alone`), each block of a loop of a block an iteration block 0:
+        // a launch whose code still names its thread (block) keeps the loop in one thread (block).
         if (code.find(plan.one_thread ? "threadIdx" : "blockIdx") != std::string::npos)
           parallel_trips = 0;
         calls[step].emplace_back(symbol, plans[l].threads);
       }
     }
+    std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
+    if (!plan.sorts.empty() && source.header.find(sort_device_code()) == std::string::npos)
+      source.header += sort_device_code();
     for (const auto& [step, sort] : plan.sorts) {
-      if (source.header.find(sort_device_code()) == std::string::npos) source.header += sort_device_code();
       text += sort.function;
       arguments[step] = sort.arguments;
-      calls[step].emplace_back("kiln_loop" + std::to_string(begin) + "_s" + std::to_string(step),
-                               sort.threads);
+      calls[step].emplace_back(sort.symbol, sort.threads);
+      buffers.insert(buffers.end(), sort.arguments.begin(), sort.arguments.end());
     }
-    std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
-    for (const auto& [step, sort] : plan.sorts) buffers.insert(buffers.end(), sort.arguments.begin(), sort.arguments.end());
     std::sort(buffers.begin(), buffers.end());
     buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
     std::map<int32_t, size_t> slot;
@@ -418,11 +412,13 @@ void add_device_loops(const Program& program, const Options& options, const targ
     LoopPrinter printer(program, slot, calls, arguments, plan.threads, plan.one_thread,
                         parallel_trips > 0 ? plan.private_buffers : none);
     const bool block_iterations = parallel_trips > 0 && !plan.one_thread;
-    if (block_iterations) printer.private_arrays(plan.private_offsets, plan.private_bytes, buffers.size());
+    if (block_iterations)
+      printer.private_arrays(plan.private_offsets, plan.private_bytes, buffers.size());
     printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
-    const std::string count = std::to_string(std::max<size_t>(buffers.size() + block_iterations, 1));
+    const size_t slots = buffers.size() + (block_iterations ? 1 : 0);  // + the scratch
+    const std::string count = std::to_string(std::max<size_t>(slots, 1));
     runtime::CudaLaunch launch;
     launch.symbol = name;
     launch.threads = plan.threads;

@@ -257,7 +257,7 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
 // function `symbol`, run by the loop block's first `threads` threads, which take `rounds`
 // barriers and move `bytes`; nullopt for other steps and longer rows.
 struct LoopSort {
-  std::string function;
+  std::string symbol, function;
   int threads = 1;
   int64_t rounds = 0, bytes = 0;
   std::vector<int32_t> arguments;  // input, output

@@ -133,7 +133,9 @@ std::optional<SortProblem> sort_problem(const sched::ExternCall& call,
   return p;
 }
 
-std::string key_type(DType dtype) { return dtype_size(dtype) == 8 ? "unsigned long long" : "unsigned"; }
+std::string key_type(DType dtype) {
+  return dtype_size(dtype) == 8 ? "unsigned long long" : "unsigned";
+}
 std::string storage_type(DType dtype) {
   switch (dtype_size(dtype)) {
     case 1: return "unsigned char";
@@ -206,11 +208,14 @@ std::string pick(const SortProblem& p, const std::string& j) {
 
 // The line writing output element j of the row at out_at from `position` (an int).
 std::string write_output(const SortProblem& p, const std::string& j, const std::string& position) {
-  const std::string to = "out_at + (long long)" + j + " * " + std::to_string(p.out_strides[static_cast<size_t>(p.axis)]) + "ll";
+  const size_t axis = static_cast<size_t>(p.axis);
+  const std::string to =
+      "out_at + (long long)" + j + " * " + std::to_string(p.out_strides[axis]) + "ll";
   if (p.positions) return "      ((long long*)kiln_args[1])[" + to + "] = " + position + ";\n";
   const std::string type = storage_type(p.dtype);
-  return "      ((" + type + "*)kiln_args[1])[" + to + "] = ((const " + type + "*)kiln_args[0])[in_at + (long long)" +
-         position + " * " + std::to_string(p.in_strides[static_cast<size_t>(p.axis)]) + "ll];\n";
+  return "      ((" + type + "*)kiln_args[1])[" + to + "] = ((const " + type +
+         "*)kiln_args[0])[in_at + (long long)" + position + " * " +
+         std::to_string(p.in_strides[axis]) + "ll];\n";
 }
 
 std::string element_address(const SortProblem& p, const std::string& index) {
@@ -234,7 +239,8 @@ int sort_threads(int64_t padded) {
 std::string row_sort_function(const SortProblem& p, const std::string& symbol, bool in_loop) {
   const int64_t padded = power_of_two_at_least(p.n);
   const int threads = sort_threads(padded);
-  const std::string key = key_type(p.dtype), stride = in_loop ? std::to_string(threads) : "blockDim.x";
+  const std::string key = key_type(p.dtype);
+  const std::string stride = in_loop ? std::to_string(threads) : "blockDim.x";
   std::ostringstream text;
   if (in_loop)
     text << "KILN_FN void " << symbol << "(const kiln_arg_table<2> kiln_args) {\n";
@@ -259,7 +265,8 @@ std::string row_sort_function(const SortProblem& p, const std::string& symbol, b
        << "      const int position = positions[" << pick(p, "j") << "];\n"
        << write_output(p, "j", "position")
        << "    }\n"
-       << "    kiln_sort_barrier<" << (in_loop ? threads : 0) << ">();  // before the next row's keys\n"
+       << "    kiln_sort_barrier<" << (in_loop ? threads : 0)
+       << ">();  // before the next row's keys\n"
        << "  }\n}\n";
   return text.str();
 }
@@ -267,8 +274,10 @@ std::string row_sort_function(const SortProblem& p, const std::string& symbol, b
 // The workspace of a long sort: two halves of keys, then two of positions, each rows x n.
 std::string workspace(const SortProblem& p) {
   const std::string key = key_type(p.dtype), all = std::to_string(p.rows * p.n) + "ll";
-  return "  " + key + "* const kiln_keys[2] = {(" + key + "*)kiln_args[2], (" + key + "*)kiln_args[2] + " + all + "};\n" +
-         "  int* const kiln_positions[2] = {(int*)(kiln_keys[1] + " + all + "), (int*)(kiln_keys[1] + " + all + ") + " + all + "};\n";
+  const std::string positions = "(int*)(kiln_keys[1] + " + all + ")";
+  return "  " + key + "* const kiln_keys[2] = {(" + key + "*)kiln_args[2], (" + key +
+         "*)kiln_args[2] + " + all + "};\n" + "  int* const kiln_positions[2] = {" + positions +
+         ", " + positions + " + " + all + "};\n";
 }
 
 int64_t workspace_bytes(const SortProblem& p) {
@@ -285,7 +294,8 @@ std::string tile_sort_function(const SortProblem& p, const std::string& symbol) 
        << "  __shared__ " << key << " keys[" << kBlockSortUpTo << "];\n"
        << "  __shared__ int positions[" << kBlockSortUpTo << "];\n"
        << workspace(p)
-       << "  for (long long tile = blockIdx.x; tile < " << p.rows * tiles << "ll; tile += gridDim.x) {\n"
+       << "  for (long long tile = blockIdx.x; tile < " << p.rows * tiles
+       << "ll; tile += gridDim.x) {\n"
        << "    const long long row = tile / " << tiles << "ll;\n"
        << "    const int first = (int)(tile % " << tiles << "ll) * " << kBlockSortUpTo << ";\n"
        << row_offsets(p, "row", false)
@@ -306,32 +316,42 @@ std::string tile_sort_function(const SortProblem& p, const std::string& symbol) 
   return text.str();
 }
 
-// One pass: runs of `width` in half `from` merged pairwise into the other half.
-std::string merge_function(const SortProblem& p, int64_t width, int from, const std::string& symbol) {
-  const std::string n = std::to_string(p.n), w = std::to_string(width);
+// The head of a pass over `elements` elements, a thread each (grid-stride): index `e`.
+std::string pass_head(const SortProblem& p, const std::string& symbol, int64_t elements) {
+  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kPassThreads) + ") " +
+         symbol + "(const kiln_arg_table<3> kiln_args) {\n" + workspace(p) +
+         "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " +
+         std::to_string(elements) + "ll;\n       e += (long long)gridDim.x * blockDim.x) {\n";
+}
+
+// One pass: runs of `width` in half `from` merged pairwise into the other half. An element of
+// a left run goes before the right run's equal and greater ones, of a right run after the left
+// run's smaller ones (the order is total: no two elements are equal).
+std::string merge_function(const SortProblem& p, int64_t width, int from,
+                           const std::string& symbol) {
+  const std::string n = std::to_string(p.n) + "ll", w = std::to_string(width) + "ll";
+  const std::string to = std::to_string(1 - from);
   std::ostringstream text;
-  text << "extern \"C\" __global__ void __launch_bounds__(" << kPassThreads << ") " << symbol
-       << "(const kiln_arg_table<3> kiln_args) {\n"
-       << workspace(p)
-       << "  const " << key_type(p.dtype) << "* const keys = kiln_keys[" << from << "];\n"
-       << "  const int* const positions = kiln_positions[" << from << "];\n"
-       << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " << p.rows * p.n
-       << "ll; e += (long long)gridDim.x * blockDim.x) {\n"
-       << "    const long long row = e / " << n << "ll * " << n << "ll;\n"
+  text << pass_head(p, symbol, p.rows * p.n)
+       << "    const " << key_type(p.dtype) << "* const keys = kiln_keys[" << from << "];\n"
+       << "    const int* const positions = kiln_positions[" << from << "];\n"
+       << "    const long long row = e / " << n << " * " << n << ";\n"
        << "    const int i = (int)(e - row);\n"
        << "    const long long first = i / " << 2 * width << "ll * " << 2 * width << "ll;\n"
        << "    const auto key = keys[e];\n"
        << "    const int position = positions[e];\n"
        << "    int to;\n"
-       << "    if (i < first + " << w << "ll) {  // the left run: before the right's equal and greater\n"
-       << "      const long long low = first + " << w << "ll, high = min(low + " << w << "ll, " << n << "ll);\n"
-       << "      to = i + (low < high ? kiln_sort_rank(keys + row, positions + row, low, high, key, position) : 0);\n"
+       << "    if (i < first + " << w << ") {\n"
+       << "      const long long low = first + " << w << ", high = min(low + " << w << ", " << n
+       << ");\n"
+       << "      to = i + (low < high ? kiln_sort_rank(keys + row, positions + row, low, high,\n"
+       << "                                            key, position) : 0);\n"
        << "    } else {\n"
-       << "      to = (int)(i - " << w << "ll) + kiln_sort_rank(keys + row, positions + row, first, first + " << w
-       << "ll, key, position);\n"
+       << "      to = (int)(i - " << w << ") + kiln_sort_rank(keys + row, positions + row, first,\n"
+       << "                                                first + " << w << ", key, position);\n"
        << "    }\n"
-       << "    kiln_keys[" << 1 - from << "][row + to] = key;\n"
-       << "    kiln_positions[" << 1 - from << "][row + to] = position;\n"
+       << "    kiln_keys[" << to << "][row + to] = key;\n"
+       << "    kiln_positions[" << to << "][row + to] = position;\n"
        << "  }\n}\n";
   return text.str();
 }
@@ -339,16 +359,14 @@ std::string merge_function(const SortProblem& p, int64_t width, int from, const 
 // The output from the positions in half `from`.
 std::string output_function(const SortProblem& p, int from, const std::string& symbol) {
   std::ostringstream text;
-  text << "extern \"C\" __global__ void __launch_bounds__(" << kPassThreads << ") " << symbol
-       << "(const kiln_arg_table<3> kiln_args) {\n"
-       << workspace(p) << picks_table(p)
-       << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " << p.rows * p.out_n
-       << "ll; e += (long long)gridDim.x * blockDim.x) {\n"
+  text << pass_head(p, symbol, p.rows * p.out_n) << picks_table(p)
        << "    const long long r = e / " << p.out_n << "ll;\n"
        << "    const int j = (int)(e - r * " << p.out_n << "ll);\n"
        << row_offsets(p, "r")
        << "    {\n"
-       << "      const int position = kiln_positions[" << from << "][r * " << p.n << "ll + " << pick(p, "j") << "];\n"
+       << "      const int position =\n"
+       << "          kiln_positions[" << from << "][r * " << p.n << "ll + " << pick(p, "j")
+       << "];\n"
        << write_output(p, "j", "position")
        << "    }\n"
        << "  }\n}\n";
@@ -368,6 +386,7 @@ std::optional<LoopSort> loop_sort(const Program& program, size_t step, const std
   std::optional<SortProblem> p = sort_problem(s.call, program.buffers);
   if (!p || p->n > kBlockSortUpTo) return std::nullopt;
   LoopSort sort;
+  sort.symbol = symbol;
   const int64_t padded = power_of_two_at_least(p->n);
   sort.threads = sort_threads(padded);
   sort.arguments = {s.call.inputs[0], s.call.output};
@@ -377,7 +396,8 @@ std::optional<LoopSort> loop_sort(const Program& program, size_t step, const std
   for (int64_t size = 2; size <= padded; size *= 2)
     for (int64_t stride = size / 2; stride > 0; stride /= 2) ++rounds;
   sort.rounds = p->rows * rounds * std::max<int64_t>(1, padded / 2 / sort.threads);
-  sort.bytes = p->rows * (p->n * dtype_size(p->dtype) + p->out_n * (p->positions ? 8 : dtype_size(p->dtype)));
+  const int64_t element = dtype_size(p->dtype);
+  sort.bytes = p->rows * (p->n * element + p->out_n * (p->positions ? 8 : element));
   return sort;
 }
 
@@ -397,10 +417,10 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
     call.arguments = {s.call.inputs[0], s.call.output};
     call.replaces_step = static_cast<int32_t>(step);
     const std::string name = "kiln_sort" + std::to_string(step);
-    std::string text = "// Step " + std::to_string(step) + ": " + (p.positions ? "argsort" : "sort") +
-                       " of " + std::to_string(p.rows) + " rows of " + std::to_string(p.n) + " " +
-                       std::string(dtype_name(p.dtype)) + (p.descending ? ", descending" : "") +
-                       " (codegen/cuda/sort_kernels.cpp)\n";
+    std::string text = "// Step " + std::to_string(step) + ": " +
+                       (p.positions ? "argsort" : "sort") + " of " + std::to_string(p.rows) +
+                       " rows of " + std::to_string(p.n) + " " + std::string(dtype_name(p.dtype)) +
+                       (p.descending ? ", descending" : "") + " (codegen/cuda/sort_kernels.cpp)\n";
     if (p.rows > 0 && p.n > 0 && p.out_n > 0) {
       runtime::CudaLaunch launch;
       if (p.n <= kBlockSortUpTo) {
@@ -412,7 +432,8 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
       } else {
         launch.symbol = name + "_tiles";
         launch.threads = sort_threads(kBlockSortUpTo);
-        launch.blocks = std::min(p.rows * ((p.n + kBlockSortUpTo - 1) / kBlockSortUpTo), kMostBlocks);
+        const int64_t tiles = (p.n + kBlockSortUpTo - 1) / kBlockSortUpTo;
+        launch.blocks = std::min(p.rows * tiles, kMostBlocks);
         launch.scratch_bytes = workspace_bytes(p);
         text += tile_sort_function(p, launch.symbol);
         call.launches.push_back(launch);

@@ -111,7 +111,8 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
           l.scratch = cuda::allocate(launch.scratch_bytes);
           cuda::memset_zero(l.scratch.get(), launch.scratch_bytes, nullptr);
         }
-        if (launch.scratch_of >= 0) l.scratch = candidate.at(static_cast<size_t>(launch.scratch_of)).scratch;
+        if (launch.scratch_of >= 0)
+          l.scratch = candidate.at(static_cast<size_t>(launch.scratch_of)).scratch;
         candidate.push_back(std::move(l));
       }
     }

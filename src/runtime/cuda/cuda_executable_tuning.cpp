@@ -43,7 +43,8 @@ void CudaExecutable::tune_steps(char** table, void* stream) {
 
 int CudaExecutable::candidate_count(size_t step) const {
   const sched::Step& s = program_.steps[step];
-  if (step_kernel_[step] >= 0)  // the generated kernel, the library (a sort's: the host's, not timed)
+  // The generated kernel, the library (a sort's library is the host: not timed).
+  if (step_kernel_[step] >= 0)
     return s.kind == sched::StepKind::Extern && ir::is_sort(s.call.op) ? 1 : 2;
   if (s.kind == sched::StepKind::Kernel)
     return static_cast<int>(kernels_[static_cast<size_t>(s.kernel)].candidates.size());
