@@ -8,8 +8,9 @@
 // The second is proved on the flat index expressions: each is a*v + r, v the induction value and
 // r a term of the kernel's loop variables and constants with a known range, once the clamps and
 // wraps of NumPy indexing are folded away on v's range; all accesses of the buffer must share a,
-// and together span less than |a * step| elements. Loops with bounds known only at run time, a
-// while condition, swapped carried values or nested loops are left sequential.
+// and together span less than |a * step| elements (a buffer of no elements is never touched).
+// Loops with bounds known only at run time, a while condition, swapped carried values or nested
+// loops are left sequential.
 #pragma once
 #include <optional>
 #include <vector>
