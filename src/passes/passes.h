@@ -17,6 +17,9 @@ ir::Graph simplify(const ir::Graph& graph);
 ir::Graph eliminate_common_subexpressions(const ir::Graph& graph);
 // Dead-code elimination: only nodes reachable from the outputs are kept (parameters always).
 ir::Graph eliminate_dead_code(const ir::Graph& graph);
+// Work that only a branch (a loop of at most one iteration: a lowered cond, a side the tracer
+// captured) reads, moved into it: it runs only when the branch is taken.
+ir::Graph sink_into_branches(const ir::Graph& graph);
 // A sort's values read at the positions of an argsort of the same operand, axis, direction and
 // extent (one sort where a graph uses both results).
 ir::Graph share_sorts(const ir::Graph& graph);

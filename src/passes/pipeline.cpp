@@ -39,6 +39,7 @@ const std::vector<NamedPass>& pipeline() {
       {"cse", eliminate_common_subexpressions},
       {"fold", fold_constants},
       {"dce", eliminate_dead_code},
+      {"sink_into_branches", sink_into_branches},  // after dce: every read is a live one
       {"sort_ends", sort_ends},      // after dce: only the reads left, before share_sorts
       {"sort_picks", sort_picks},    // after sort_ends (its heap for one end), before share_sorts
       {"share_sorts", share_sorts},  // after dce: an argsort nothing reads is gone

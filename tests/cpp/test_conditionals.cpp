@@ -10,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/serializer.h"
 #include "ir/verifier.h"
+#include "passes/passes.h"
 
 namespace kiln::test {
 namespace {
@@ -105,6 +106,56 @@ TEST(Conditionals, PrintedSerialisedVerifiedAndLowered) {
     std::vector<Array> through_loops = ir::interpret(lowered, inputs);
     for (size_t k = 0; k < 2; ++k)
       expect_array_matches(through_loops[k], direct[k], Tolerance{0, 0}, "lowered", inputs);
+  }
+}
+
+// Work only the then side reads (an exp, and a loop's result) moves into the then loop
+// (passes/sink_into_branches.cpp); a value something else reads too stays where it was.
+TEST(Conditionals, WorkOnlyOneSideReadsMovesIntoIt) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ValueId predicate = b.parameter(DType::Bool, {});
+  ValueId u = b.parameter(DType::Float64, {4});
+  ValueId v = b.parameter(DType::Float64, {4});
+  ValueId w = b.parameter(DType::Float64, {4});
+  auto twice = std::make_shared<ir::Graph>();  // (i, acc, w) -> acc + w, for 2 iterations
+  {
+    ir::Builder r(*twice);
+    r.parameter(DType::Int64, {});
+    ValueId acc = r.parameter(DType::Float64, {4});
+    twice->set_outputs({r.binary(Op::add, acc, r.parameter(DType::Float64, {4}))});
+  }
+  ValueId sum_loop = b.loop(b.constant(Scalar::of_int(0), DType::Int64),
+                            b.constant(Scalar::of_int(2), DType::Int64), 1, {w}, {w}, twice);
+  ValueId t = b.binary(Op::add, b.unary(Op::exp, w), b.loop_result(sum_loop, 0));
+  ValueId e = b.reduce(Op::sum, w, {0}, false);
+  ValueId cond = b.cond(predicate, {u, v}, {t}, {e}, then_region({4}), else_region({4}));
+  graph.set_outputs({b.loop_result(cond, 0), b.loop_result(cond, 1), e});
+  ir::Graph lowered = ir::lower_conditionals(graph);
+  ir::Graph sunk = passes::sink_into_branches(lowered);
+  ir::verify(sunk, "sunk");
+  auto count = [](const ir::Graph& g, Op op) {
+    int n = 0;
+    for (const ir::Node& node : g.nodes()) n += node.op == op;
+    return n;
+  };
+  EXPECT_EQ(count(sunk, Op::exp), 0) << ir::print_graph(sunk);
+  EXPECT_EQ(count(sunk, Op::sum), 1) << ir::print_graph(sunk);  // an output too: stays
+  EXPECT_EQ(count(sunk, Op::loop), 2) << ir::print_graph(sunk);  // the sides' loops only
+  const ir::Node& then_loop = *std::find_if(sunk.nodes().begin(), sunk.nodes().end(),
+                                            [](const ir::Node& n) { return n.op == Op::loop; });
+  EXPECT_EQ(count(*then_loop.attrs.body, Op::exp), 1);
+  EXPECT_EQ(count(*then_loop.attrs.body, Op::loop), 1);
+  EXPECT_TRUE(ir::print_graph(passes::sink_into_branches(sunk)) == ir::print_graph(sunk));
+  for (bool taken : {true, false}) {
+    std::vector<Array> inputs = {bool_scalar(taken),
+                                 make_array(DType::Float64, {4}, pseudo_random(4, -1, 1, 1)),
+                                 make_array(DType::Float64, {4}, pseudo_random(4, -1, 1, 2)),
+                                 make_array(DType::Float64, {4}, pseudo_random(4, -1, 1, 3))};
+    std::vector<Array> direct = ir::interpret(graph, inputs);
+    std::vector<Array> moved = ir::interpret(sunk, inputs);
+    for (size_t k = 0; k < 3; ++k)
+      expect_array_matches(moved[k], direct[k], Tolerance{0, 0}, "sunk", inputs);
   }
 }
 
