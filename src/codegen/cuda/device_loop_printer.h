@@ -49,9 +49,10 @@ class LoopPrinter {
     if (control.condition >= 0)
       out_ << pad << "    if (!*(" << shared_read() << "const bool*)" << buffer(control.condition)
            << ") break;\n";
-    out_ << pad << "    " << (one_thread_ ? "" : "if (threadIdx.x == 0) ") << "*(int64_t*)"
-         << buffer(control.induction) << " = start + " << k << " * " << control.step << "ll;\n";
-    barrier(pad + "    ");
+    // Every thread writes the index (the same value), so each reads its own write and none
+    // waits for another's: the barrier that ended the last iteration kept it from readers.
+    out_ << pad << "    *(int64_t*)" << buffer(control.induction) << " = start + " << k << " * "
+         << control.step << "ll;\n";
     for (size_t s = begin + 1; s < end; ++s) {
       const sched::Step& step = program_.steps[s];
       if (step.kind == sched::StepKind::LoopBegin) {

@@ -403,6 +403,10 @@ class CudaKernelEmitter : public CLikePrinter {
   // sums of the deviations from the mean (in the mean field) and of their squares.
   int welford_pass_ = 0;
   void cooperative(const std::vector<Stmt>& body);
+  // The loads of the single stores body[from], ... that follow a team's reduction, issued
+  // before it where they read neither its values nor a buffer this kernel writes.
+  void prefetch_epilogue_loads(const std::vector<Stmt>& body, size_t from);
+  bool readable_early(ExprId id) const;
   // A loop shared by the block's threads whose constant extent gives each only a few elements.
   bool few_steps_per_thread(const sched::Loop& loop) const;
   int unrolled_shared_loop(const std::string& variable, const std::string& begin, int64_t extent);
