@@ -39,9 +39,26 @@ bool at_most_one_iteration(const Graph& graph, const Node& loop) {
 // The first operand of `loop` that its body takes as an invariant.
 size_t first_invariant(const Node& loop) { return 2 + static_cast<size_t>(loop.attrs.index); }
 
+// Whether each invariant of `loop` goes unread by its body (the NumPy tracer passes both sides
+// of a branch what either reads).
+std::vector<bool> unread_invariants(const Node& loop) {
+  const Graph& body = *loop.attrs.body;
+  const std::vector<std::vector<ValueId>> users = body.users();
+  const std::vector<ValueId>& parameters = body.inputs();
+  std::vector<bool> unread;
+  for (size_t p = first_invariant(loop) - 1; p < parameters.size(); ++p) {
+    const ValueId parameter = parameters[p];
+    const std::vector<ValueId>& outputs = body.outputs();
+    unread.push_back(users[static_cast<size_t>(parameter)].empty() &&
+                     std::find(outputs.begin(), outputs.end(), parameter) == outputs.end());
+  }
+  return unread;
+}
+
 // For each node, the one-trip loop it moves into (-1: it stays): a node moves when every read
 // of it is an invariant operand of that loop or a node that moves into it, and it is no output
-// of the graph and no parameter (nor a loop's result whose loop stays).
+// of the graph and no parameter (nor a loop's result whose loop stays). A staying loop's
+// invariant that its body never reads is no read (the operand is dropped).
 std::vector<ValueId> owners(const Graph& graph) {
   const size_t n = static_cast<size_t>(graph.size());
   std::vector<ValueId> owner(n, -1);
@@ -53,8 +70,12 @@ std::vector<ValueId> owners(const Graph& graph) {
     const size_t k = static_cast<size_t>(id);
     branch[k] = at_most_one_iteration(graph, node);
     if (!kept[k] && reader[k] >= 0 && node.op != Op::parameter) owner[k] = reader[k];
+    const std::vector<bool> unread =
+        node.op == Op::loop && owner[k] < 0 ? unread_invariants(node) : std::vector<bool>();
     for (size_t p = 0; p < node.inputs.size(); ++p) {
       const size_t input = static_cast<size_t>(node.inputs[p]);
+      if (!unread.empty() && p >= first_invariant(node) && unread[p - first_invariant(node)])
+        continue;
       // (a branch that itself moves takes what it reads along; a later round sinks it further)
       const ValueId into =
           branch[k] && owner[k] < 0 && p >= first_invariant(node) ? id : owner[k];
@@ -74,15 +95,19 @@ std::vector<ValueId> owners(const Graph& graph) {
   return owner;
 }
 
-// `loop`'s body with the nodes `moving` (ids of `graph`, in order) computed at its start: the
-// invariants they were become those nodes; what they read from outside becomes invariants,
+// The body of loop `id` with the nodes that move into it (`moving`, ids of `graph`, in order)
+// computed at its start: the invariants they were become those nodes, and invariants that moved
+// elsewhere (unread) are gone; what the moving nodes read from outside becomes invariants,
 // appended to `invariants` (the operands, ids of `graph`) after the ones that stay.
-std::shared_ptr<const Graph> body_with(const Graph& graph, const Node& loop,
+std::shared_ptr<const Graph> body_with(const Graph& graph, ValueId id,
+                                       const std::vector<ValueId>& owner,
                                        const std::vector<ValueId>& moving,
                                        std::vector<ValueId>& invariants) {
+  const Node& loop = graph.node(id);
   const Graph& body = *loop.attrs.body;
   const size_t first = first_invariant(loop);
-  auto moves = [&](ValueId id) { return std::binary_search(moving.begin(), moving.end(), id); };
+  auto moves = [&](ValueId node) { return owner[static_cast<size_t>(node)] == id; };
+  auto elsewhere = [&](ValueId node) { return owner[static_cast<size_t>(node)] >= 0; };
   auto result = std::make_shared<Graph>();
   ir::Builder b(*result);
   std::vector<ValueId> mapped(static_cast<size_t>(body.size()), -1);  // body id -> new id
@@ -97,14 +122,14 @@ std::shared_ptr<const Graph> body_with(const Graph& graph, const Node& loop,
     mapped[static_cast<size_t>(parameters[p])] = parameter(parameters[p]);
   for (size_t p = first - 1; p < parameters.size(); ++p) {
     const ValueId operand = loop.inputs[p + 1];
-    if (moves(operand)) continue;
+    if (elsewhere(operand)) continue;  // (moving in: mapped below; else unread)
     mapped[static_cast<size_t>(parameters[p])] = parameter(parameters[p]);
     invariants.push_back(operand);
     inside.emplace(operand, mapped[static_cast<size_t>(parameters[p])]);
   }
   std::vector<ValueId> constants;  // copied in, not passed: the body's kernels inline them
-  for (ValueId id : moving)
-    for (ValueId input : graph.node(id).inputs) {
+  for (ValueId node : moving)
+    for (ValueId input : graph.node(node).inputs) {
       const Node& outside = graph.node(input);
       if (moves(input) || inside.count(input)) continue;
       if (outside.op == Op::constant || outside.op == Op::iota) {
@@ -116,27 +141,27 @@ std::shared_ptr<const Graph> body_with(const Graph& graph, const Node& loop,
       inside.emplace(input, b.parameter(outside.dtype, outside.shape));
       invariants.push_back(input);
     }
-  for (ValueId id : constants) {
-    b.set_location(graph.node(id).location);
-    inside[id] = b.copy_node(graph.node(id), {});
+  for (ValueId constant : constants) {
+    b.set_location(graph.node(constant).location);
+    inside[constant] = b.copy_node(graph.node(constant), {});
   }
-  for (ValueId id : moving) {
-    const Node& node = graph.node(id);
+  for (ValueId node_id : moving) {
+    const Node& node = graph.node(node_id);
     std::vector<ValueId> inputs;
     for (ValueId input : node.inputs) inputs.push_back(inside.at(input));
     b.set_location(node.location);
-    inside[id] = b.copy_node(node, std::move(inputs));
+    inside[node_id] = b.copy_node(node, std::move(inputs));
   }
   for (size_t p = first - 1; p < parameters.size(); ++p)
     if (moves(loop.inputs[p + 1]))
       mapped[static_cast<size_t>(parameters[p])] = inside.at(loop.inputs[p + 1]);
-  for (ValueId id = 0; id < body.size(); ++id) {
-    const Node& node = body.node(id);
+  for (ValueId body_id = 0; body_id < body.size(); ++body_id) {
+    const Node& node = body.node(body_id);
     if (node.op == Op::parameter) continue;
     std::vector<ValueId> inputs;
     for (ValueId input : node.inputs) inputs.push_back(mapped[static_cast<size_t>(input)]);
     b.set_location(node.location);
-    mapped[static_cast<size_t>(id)] = b.copy_node(node, std::move(inputs));
+    mapped[static_cast<size_t>(body_id)] = b.copy_node(node, std::move(inputs));
   }
   std::vector<ValueId> outputs;
   for (ValueId output : body.outputs()) outputs.push_back(mapped[static_cast<size_t>(output)]);
@@ -160,7 +185,12 @@ Graph sink_into_branches(const Graph& graph) {
     const Node& node = graph.node(id);
     b.set_location(node.location);
     auto found = moving.find(id);
-    if (found == moving.end()) {
+    auto moved = [&](ValueId input) { return owner[static_cast<size_t>(input)] >= 0; };
+    const bool unread_moved =  // (an invariant its body never reads, moved into a branch)
+        node.op == Op::loop &&
+        std::any_of(node.inputs.begin() + static_cast<ptrdiff_t>(first_invariant(node)),
+                    node.inputs.end(), moved);
+    if (found == moving.end() && !unread_moved) {
       std::vector<ValueId> inputs;
       for (ValueId input : node.inputs) inputs.push_back(mapped[static_cast<size_t>(input)]);
       mapped[static_cast<size_t>(id)] = b.copy_node(node, std::move(inputs));
@@ -168,7 +198,9 @@ Graph sink_into_branches(const Graph& graph) {
     }
     std::vector<ValueId> invariants;
     Node loop = node;
-    loop.attrs.body = body_with(graph, node, found->second, invariants);
+    loop.attrs.body = body_with(graph, id, owner,
+                               found == moving.end() ? std::vector<ValueId>() : found->second,
+                               invariants);
     std::vector<ValueId> inputs(node.inputs.begin(),
                                 node.inputs.begin() + static_cast<ptrdiff_t>(first_invariant(node)));
     inputs.insert(inputs.end(), invariants.begin(), invariants.end());
