@@ -54,6 +54,36 @@ def test_in_place_activations_of_fresh_tensors_export_in_one_trace(functionalisi
     assert functionalising_exports == []
 
 
+class ResidualInPlace(torch.nn.Module):
+    """resnet's block as it traces on CUDA: the residual added in place to the batch norm's
+    result, then ReLU(inplace=True) on the sum: two in-place ops in a row on one tensor."""
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        out = self.norm(self.conv(x))
+        out.add_(x)
+        out.relu_()
+        return out * 2.0 + out.sum()
+
+
+def test_a_chain_of_in_place_ops_exports_in_one_trace(functionalising_exports):
+    torch.manual_seed(2)
+    compiled_matches_eager(ResidualInPlace().eval(), torch.randn(2, 3, 8, 8))
+    assert functionalising_exports == []
+
+
+class ViewAfterTheChain(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2.0
+        y.add_(1.0)
+        row = y[0]          # a view of the chain's tensor: mul_ on it changes y
+        row.mul_(3.0)
+        return y - 1.0
+
+
 class ViewSeesTheMutation(torch.nn.Module):
     def forward(self, x):
         y = x * 2.0
@@ -75,8 +105,9 @@ class InputMutated(torch.nn.Module):
         return x * 2.0
 
 
-@pytest.mark.parametrize("module", [ViewSeesTheMutation(), CastStays(), InputMutated()],
-                         ids=["view", "integer", "input"])
+@pytest.mark.parametrize("module", [ViewSeesTheMutation(), CastStays(), InputMutated(),
+                                    ViewAfterTheChain()],
+                         ids=["view", "integer", "input", "view after a chain"])
 def test_mutations_others_can_see_keep_their_meaning(module):
     torch.manual_seed(1)
     compiled_matches_eager(module, torch.randn(4, 5))
