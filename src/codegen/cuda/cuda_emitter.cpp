@@ -336,50 +336,6 @@ bool stores_memory(const Stmt& s) {
 
 }  // namespace
 
-// A store after a reduction runs on the first thread once the team has combined it, after
-// the reduction's barriers; its loads of what the kernel never writes are issued before the
-// reduction, their latency passing during it (forward substitution's b[i] and L[i, i] after
-// the row's dot product: an L2 round trip each iteration). Every thread issues them: the
-// store's thread 0 reads the same elements (a select evaluates both operands: no load is
-// conditional, and NumPy indexing's are clamped).
-void CudaKernelEmitter::prefetch_epilogue_loads(const std::vector<Stmt>& body, size_t from) {
-  std::vector<ExprId> loads;
-  std::function<void(ExprId)> collect = [&](ExprId id) {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::Load && readable_early(id)) {
-      loads.push_back(id);
-      return;
-    }
-    for (ExprId operand : e.operands) collect(operand);
-  };
-  for (size_t k = from; k < body.size() && body[k].kind == StmtKind::Store; ++k) {
-    collect(body[k].index);
-    collect(body[k].value);
-  }
-  for (ExprId id : loads) value(id);
-}
-
-bool CudaKernelEmitter::readable_early(ExprId id) const {
-  const Expr& e = expr(id);
-  switch (e.kind) {
-    case ExprKind::Constant:
-      return true;
-    case ExprKind::Load:
-      if (std::count(kernel_.buffers_written.begin(), kernel_.buffers_written.end(), e.buffer))
-        return false;
-      break;
-    case ExprKind::LoopVar:  // (a loop of the store's own, or the reduction's)
-    case ExprKind::Local:
-    case ExprKind::Random:
-    case ExprKind::ArrayLoad:
-      return false;
-    default:
-      break;
-  }
-  return std::all_of(e.operands.begin(), e.operands.end(),
-                     [&](ExprId operand) { return readable_early(operand); });
-}
-
 // The statements run by the whole team (block or warp): loops shared among its threads,
 // reductions combined across them, single stores and scans by its first thread; a barrier
 // between statements, so that what one statement writes is seen by the next.
