@@ -86,6 +86,11 @@ CASES = [
     (quantiles, lambda rng: rng.standard_normal((9, 500))),
     (sorted_view, lambda rng: with_specials(rng.standard_normal(7000))),
     (argsort_of_view, lambda rng: rng.integers(0, 4, (300, 10)).astype(np.uint32)),
+    (sorted_values, lambda rng: with_specials(rng.standard_normal(300_001).astype(np.float32))),
+    (stable_argsort_rows, lambda rng: rng.integers(-128, 127, (3, 12_289)).astype(np.int8)),
+    (stable_argsort_rows, lambda rng: rng.random((2, 8192)) > 0.3),
+    (stable_argsort_rows, lambda rng: rng.integers(0, 2**63, (2, 20_000), dtype=np.uint64)),
+    (median_of_all, lambda rng: rng.standard_normal(100_000).astype(np.float16)),
 ]
 
 
