@@ -71,10 +71,15 @@ std::string compile_key(const std::string& graph_text,
   }
   for (const std::string& name : disabled) passes_off << name << ",";
   for (int32_t input : options.donated) donated << input << ",";
+  // The host C++ compiler builds CPU kernels only: a GPU program's cubins are keyed by NVRTC
+  // and the driver (build_cuda_modules), and a GPU machine needs no C++ compiler (probing one
+  // ran five processes on a cold start, and threw where there was none).
+  const std::string compiler = target.kind == target::DeviceKind::Cpu
+                                   ? runtime::Toolchain::system().identity()
+                                   : "no host compiler";
   return runtime::cache_key({graph_text, layouts.str(), "donated " + donated.str(), options.mode,
                              options.allow_reassociation ? "reassociate" : "strict", target.key(),
-                             passes_off.str(), runtime::Toolchain::system().identity(),
-                             runtime::build_identity()});
+                             passes_off.str(), compiler, runtime::build_identity()});
 }
 
 namespace {

@@ -76,8 +76,9 @@ sched::Program schedule_program(const ir::Graph& graph,
                                 const std::set<std::string>& disabled,
                                 const std::vector<int32_t>& donated = {}, size_t checks = 0,
                                 const sched::Program* decisions = nullptr);
-// Canonical graph (or source) text + input layouts + options + target + passes + toolchain +
-// kiln's build: all that decides the generated code, so a hit may skip scheduling and emission.
+// Canonical graph (or source) text + input layouts + options + target + passes + toolchain
+// (the host C++ compiler's for a CPU target) + kiln's build: all that decides the generated
+// code, so a hit may skip scheduling and emission.
 std::string compile_key(const std::string& graph_text,
                         const std::vector<std::vector<int64_t>>& input_strides,
                         const Options& options, const target::Target& target,

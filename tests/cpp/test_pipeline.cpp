@@ -90,6 +90,27 @@ TEST(Pipeline, UnknownDisabledPassIsAnError) {
     EXPECT_TRUE(all.count(name)) << name;
 }
 
+// A GPU program's key needs no host C++ compiler (its cubins are keyed by NVRTC and the
+// driver): with none to find, the key of a CUDA target is still computed. (ctest runs each test
+// in its own process, where the host toolchain has not been looked for yet.)
+TEST(Pipeline, ACudaProgramsKeyNeedsNoHostCompiler) {
+  const std::string path = getenv("PATH") ? getenv("PATH") : "";
+  const char* cxx = getenv("CXX");
+  const char* kiln_cxx = getenv("KILN_CXX");
+  const std::string saved_cxx = cxx ? cxx : "", saved_kiln_cxx = kiln_cxx ? kiln_cxx : "";
+  ::setenv("PATH", "/nonexistent-kiln-test", 1);
+  ::unsetenv("CXX");
+  ::unsetenv("KILN_CXX");
+  EXPECT_NO_THROW({
+    const std::string key =
+        detail::compile_key("graph", {}, Options{}, target::cuda_device(90, 132), {});
+    EXPECT_FALSE(key.empty());
+  });
+  ::setenv("PATH", path.c_str(), 1);
+  if (cxx) ::setenv("CXX", saved_cxx.c_str(), 1);
+  if (kiln_cxx) ::setenv("KILN_CXX", saved_kiln_cxx.c_str(), 1);
+}
+
 TEST(Pipeline, NumThreadsReachesTheGeneratedCode) {
   TemporaryDirectory cache("kiln-pipeline-");
   Options options = test_options();
