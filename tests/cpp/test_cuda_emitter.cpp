@@ -482,8 +482,8 @@ TEST(CudaEmitter, ProductsOfFewRowsAreGenerated) {
 }
 
 // A sort on the GPU is an extern step between generated kernels, which a generated kernel
-// replaces (codegen/cuda/sort_kernels.cpp: a block per row in shared memory, or sorted tiles
-// merged in passes): the GPU's extern table takes it for every real dtype (the host's sort, for
+// replaces (codegen/cuda/sort_kernels.cpp: a block per row in shared memory, or a radix
+// sort's passes): the GPU's extern table takes it for every real dtype (the host's sort, for
 // max-autotune), and the kernels around it (a top-k of a transposed operand, its values
 // gathered and transposed back) and the sorts' own compile.
 TEST(CudaEmitter, SortsAreExternStepsBetweenKernels) {
@@ -524,10 +524,10 @@ TEST(CudaEmitter, SortsAreExternStepsBetweenKernels) {
   }
 }
 
-// A row longer than a block sorts (5000 float64, descending): tiles of 2048 sorted by blocks
-// into the first launch's scratch, two merge passes (runs of 2048, then 4096) and the output
-// launch sharing that scratch (CudaLaunch::scratch_of); the source compiles.
-TEST(CudaEmitter, LongRowsSortInTilesMergedInPasses) {
+// A row longer than a block sorts (5000 float64, descending) by the radix sort: the keys into
+// the first launch's scratch, a digit's three launches for each of the key's 8 bytes, and the
+// output launch, all sharing that scratch (CudaLaunch::scratch_of); the source compiles.
+TEST(CudaEmitter, LongRowsSortByRadixPasses) {
   ir::Graph graph;
   ir::Builder b(graph);
   ir::ValueId x = b.parameter(DType::Float64, {3, 5000});
@@ -539,15 +539,18 @@ TEST(CudaEmitter, LongRowsSortInTilesMergedInPasses) {
   for (const runtime::CudaKernelCall& call : source.kernels)
     if (call.replaces_step >= 0) sort = &call;
   ASSERT_NE(sort, nullptr);
-  ASSERT_EQ(sort->launches.size(), 4u);
-  EXPECT_EQ(sort->launches[0].blocks, 3 * 3);  // 3 rows of 3 tiles
-  EXPECT_EQ(sort->launches[0].scratch_bytes, 2 * 3 * 5000 * 12);
-  for (size_t k = 1; k < 4; ++k) {
+  // the keys, 8 digits of 3 launches (counts, their sums, the scatter), the output
+  ASSERT_EQ(sort->launches.size(), 1u + 8 * 3 + 1);
+  EXPECT_EQ(sort->launches[1].blocks, 3 * 2);  // 3 rows of 2 tiles
+  EXPECT_EQ(sort->launches[2].blocks, 3 * 256);  // a row's digit each
+  // keys and positions twice, the tiles' digit counts and the rows' totals
+  EXPECT_EQ(sort->launches[0].scratch_bytes, 2 * 3 * 5000 * 12 + 4 * 3 * 256 * (2 + 1));
+  for (size_t k = 1; k < sort->launches.size(); ++k) {
     EXPECT_EQ(sort->launches[k].scratch_of, 0);
     EXPECT_EQ(sort->launches[k].scratch_bytes, 0);
   }
-  EXPECT_NE(source.text.find("_merge2048"), std::string::npos);
-  EXPECT_NE(source.text.find("_merge4096"), std::string::npos);
+  EXPECT_NE(source.text.find("_digit0_count"), std::string::npos);
+  EXPECT_NE(source.text.find("_digit7_scatter"), std::string::npos);
   if (find_nvcc().empty()) return;
   auto [code, log] = compile_with_nvcc(source.text, "long_sort");
   EXPECT_EQ(code, 0) << log;

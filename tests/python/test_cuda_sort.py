@@ -1,5 +1,5 @@
 """Sorts on the GPU (codegen/cuda/sort_kernels.cpp): argsort and sort steps run as generated
-kernels, a block per row in shared memory or, for long rows, tiles merged in passes, in
+kernels, a block per row in shared memory or, for long rows, a radix sort's passes, in
 extern/sort.h's order (stable, NaN last, -0.0 equal to 0.0, each element's own bits written).
 
 Without a GPU (CI) each program's CUDA source is checked for its sort kernel and compiled by
@@ -66,7 +66,8 @@ def quantiles(x):
     return np.quantile(x, [0.1, 0.5, 0.9], axis=1)
 
 
-# (function, input); rows of up to 2048 sort in a block, longer ones in merged tiles
+# (function, input); rows of up to 2048 sort in a block, longer ones by the radix sort (tiles
+# of 4096: one partial, several, a last one partial; every key width)
 CASES = [
     (sorted_values, lambda rng: with_specials(rng.standard_normal(300))),
     (stable_argsort_rows, lambda rng: with_specials(rng.standard_normal((37, 200)).round(1))),
