@@ -143,6 +143,30 @@ def test_loops_with_a_blocks_work_keep_their_barriers(cuda_sources):
     assert "if (threadIdx.x != 0) return;" not in loop and "__syncthreads();" in loop
 
 
+def test_a_row_solve_waits_at_two_barriers_an_iteration(cuda_sources):
+    """Forward substitution's iteration: the block's dot product of a row, then the first thread
+    stores the solution. Only that thread reads the sum, so the sum is not broadcast (one
+    barrier in the reduction, not three), and no barrier stands between the dot product and the
+    store that the same thread alone runs; the barrier after the store remains (the next row
+    reads the solution)."""
+    rng = np.random.default_rng(3)
+    lower, b = np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000)
+    compiled = kiln.compile(loop_programs.forward_substitution, device="cuda" if GPU else "cpu")
+    np.testing.assert_allclose(compiled(lower, b), loop_programs.forward_substitution(lower, b),
+                               rtol=1e-9)
+    source = cuda_sources[-1]
+    loop = source[source.index("__global__ void __launch_bounds__(1024) kiln_loop"):]
+    lines = [line.strip() for line in loop[:loop.index("\n}\n")].splitlines()]
+    # each call: whether the first thread alone runs it, whether a barrier follows it
+    calls = [(line.startswith("if (threadIdx.x < 1)"), lines[k + 1] == "__syncthreads();")
+             for k, line in enumerate(lines) if "(kiln_arg_table<" in line]
+    assert calls == [(False, False), (True, True)], loop
+    dot_call = next(line for line in lines if "(kiln_arg_table<" in line)
+    dot = source[source.index("static __device__ void " + dot_call[:dot_call.index("(")]):]
+    dot = dot[:dot.index("\n}\n")]
+    assert dot.count("kiln_team_barrier(") == 1 and "_warps[0] =" not in dot, dot
+
+
 def big_body(x):
     for _ in range(3):
         x = np.sin(x) + 0.5

@@ -38,6 +38,15 @@ constexpr const char* kWelfordShuffle =
     "  return w;\n"
     "}\n";
 
+// Whether cooperative(body) runs only first-thread statements (or a reduction's register work)
+// after its last barrier: its last statement is not a loop shared among the threads.
+bool team_ends_on_first_thread(const std::vector<Stmt>& body) {
+  if (body.empty()) return true;
+  const Stmt& last = body.back();
+  if (last.kind != StmtKind::Loop) return true;
+  return last.loop.extent == 1 && team_ends_on_first_thread(last.body);
+}
+
 }  // namespace
 
 void CudaKernelEmitter::body() {
@@ -83,7 +92,11 @@ void CudaKernelEmitter::body() {
       break;
     case LaunchKind::OneBlock: {
       const auto tail = statements_of_launch.end() - static_cast<std::ptrdiff_t>(plan_.ordered_tail);
+      single_pass_ = !in_part_;
       cooperative({statements_of_launch.begin(), tail});
+      single_pass_ = false;
+      ends_on_first_thread_ = !plan_.warp_iterations && (plan_.ordered_tail > 0 ||
+                              team_ends_on_first_thread({statements_of_launch.begin(), tail}));
       if (plan_.ordered_tail > 0) {
         line(barrier());
         line("if (" + thread_index() + " == 0) {");
@@ -375,7 +388,11 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
       }
       case StmtKind::Reduce:
         prefetch_epilogue_loads(body, k + 1);
+        first_thread_reads_ = std::all_of(body.begin() + k + 1, body.end(), [](const Stmt& t) {
+          return t.kind != StmtKind::Loop && t.kind != StmtKind::Reduce;
+        });
         cooperative_reduce(s);
+        first_thread_reads_ = false;
         // Its values are the team's registers, and its last barrier (or a warp's shuffles)
         // came after every thread's loads: where it stores nothing, no barrier is owed.
         if (!stores_memory(s)) continue;

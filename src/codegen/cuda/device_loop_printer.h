@@ -15,12 +15,21 @@
 
 namespace kiln::codegen::cuda_detail {
 
+// A launch of a step as the loop kernel calls it: its device function, the threads that run
+// it, and whether only its first thread touches memory after its last barrier
+// (CudaKernelEmitter::ends_on_first_thread).
+struct LoopCall {
+  std::string symbol;
+  int threads = 1;
+  bool ends_on_first_thread = false;
+};
+
 // The loop kernel's text after its device functions (its table `b` of buffer pointers, slots by
 // buffer number).
 class LoopPrinter {
  public:
   LoopPrinter(const sched::Program& program, const std::map<int32_t, size_t>& slot,
-              const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls,
+              const std::map<size_t, std::vector<LoopCall>>& calls,
               const std::map<size_t, std::vector<int32_t>>& arguments, int threads,
               bool one_thread, const std::set<int32_t>& private_buffers)
       : program_(program), slot_(slot), calls_(calls), arguments_(arguments), threads_(threads),
@@ -53,9 +62,15 @@ class LoopPrinter {
     // waits for another's: the barrier that ended the last iteration kept it from readers.
     out_ << pad << "    *(int64_t*)" << buffer(control.induction) << " = start + " << k << " * "
          << control.step << "ll;\n";
+    // The barrier after a call is owed to the next one, but not where only the first thread
+    // touched memory since the last barrier and only it runs the next call (a row's dot
+    // product, then its solution's store).
+    bool owed = false, first_thread_since = false;
     for (size_t s = begin + 1; s < end; ++s) {
       const sched::Step& step = program_.steps[s];
       if (step.kind == sched::StepKind::LoopBegin) {
+        if (owed) barrier(pad + "    ");
+        owed = false;
         loop(s, depth + 2);
         s = static_cast<size_t>(step.loop.partner);
         continue;
@@ -64,13 +79,16 @@ class LoopPrinter {
       std::string table = "kiln_arg_table<" + std::to_string(std::max<size_t>(arguments.size(), 1)) + ">{{";
       for (size_t a = 0; a < arguments.size(); ++a) table += (a ? ", " : "") + buffer(arguments[a]);
       table += arguments.empty() ? "nullptr}}" : "}}";
-      for (const auto& [symbol, threads] : calls_.at(s)) {
-        const bool guarded = threads < threads_ && !one_thread_;
-        out_ << pad << "    " << (guarded ? "if (threadIdx.x < " + std::to_string(threads) + ") " : "")
-             << symbol << "(" << table << ");\n";
-        barrier(pad + "    ");
+      for (const LoopCall& call : calls_.at(s)) {
+        const bool guarded = call.threads < threads_ && !one_thread_;
+        if (owed && !(first_thread_since && call.threads == 1)) barrier(pad + "    ");
+        out_ << pad << "    " << (guarded ? "if (threadIdx.x < " + std::to_string(call.threads) + ") " : "")
+             << call.symbol << "(" << table << ");\n";
+        owed = true;
+        first_thread_since = call.threads == 1 || call.ends_on_first_thread;
       }
     }
+    if (owed) barrier(pad + "    ");
     for (const auto& [carried, next] : program_.steps[end].loop.swaps) {
       if (one_thread_ && words_.count(carried)) {  // values, so that the words stay registers
         for (int64_t w = 0; w < words_.at(carried).second; ++w) {
@@ -157,7 +175,7 @@ class LoopPrinter {
 
   const sched::Program& program_;
   const std::map<int32_t, size_t>& slot_;
-  const std::map<size_t, std::vector<std::pair<std::string, int>>>& calls_;  // by step
+  const std::map<size_t, std::vector<LoopCall>>& calls_;  // by step
   const std::map<size_t, std::vector<int32_t>>& arguments_;                   // by step
   int threads_;
   bool one_thread_;

@@ -367,7 +367,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     const std::string name = "kiln_loop" + std::to_string(begin);
     std::vector<std::vector<int32_t>> kernel_arguments(program.kernels.size());
     std::map<size_t, std::vector<int32_t>> arguments;  // by step
-    std::map<size_t, std::vector<std::pair<std::string, int>>> calls;
+    std::map<size_t, std::vector<LoopCall>> calls;
     std::string text = "// Steps " + std::to_string(begin) + ".." +
                        std::to_string(program.steps[begin].loop.partner) +
                        ": a graph loop run on the device (codegen/cuda/device_loops.cpp).\n";
@@ -392,7 +392,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
         // a launch whose code still names its thread (block) keeps the loop in one thread (block).
         if (code.find(plan.one_thread ? "threadIdx" : "blockIdx") != std::string::npos)
           parallel_trips = 0;
-        calls[step].emplace_back(symbol, plans[l].threads);
+        calls[step].push_back({symbol, plans[l].threads, emitter.ends_on_first_thread()});
       }
     }
     std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
@@ -401,7 +401,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     for (const auto& [step, sort] : plan.sorts) {
       text += sort.function;
       arguments[step] = sort.arguments;
-      calls[step].emplace_back(sort.symbol, sort.threads);
+      calls[step].push_back({sort.symbol, sort.threads, false});
       buffers.insert(buffers.end(), sort.arguments.begin(), sort.arguments.end());
     }
     std::sort(buffers.begin(), buffers.end());

@@ -293,6 +293,10 @@ class CudaKernelEmitter : public CLikePrinter {
     in_device_loop_ = true;
     alone_ = alone;
   }
+  // After emit(): whether past the launch's last barrier only its first thread touches memory
+  // (a team's reduction and the single stores after it), so that a device loop's next call,
+  // when the first thread runs it alone, needs no barrier before it (device_loop_printer.h).
+  bool ends_on_first_thread() const { return ends_on_first_thread_; }
 
  private:
   std::vector<Part> parts_;
@@ -402,6 +406,13 @@ class CudaKernelEmitter : public CLikePrinter {
   // made Welford states by state_from_fold); 1 the count and sum (in the mean field); 2 the
   // sums of the deviations from the mean (in the mean field) and of their squares.
   int welford_pass_ = 0;
+  // LaunchKind::OneBlock: the team's statements run once a launch (a device loop's calls have
+  // the loop's barrier after them), so no next pass may overwrite a reduction's shared slots.
+  bool single_pass_ = false;
+  // The statements after the reduction being printed run on the first thread alone: only it
+  // needs the reduction's value.
+  bool first_thread_reads_ = false;
+  bool ends_on_first_thread_ = false;
   void cooperative(const std::vector<Stmt>& body);
   // The loads of the single stores body[from], ... that follow a team's reduction, issued
   // before it where they read neither its values nor a buffer this kernel writes.

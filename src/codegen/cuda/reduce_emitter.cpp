@@ -310,6 +310,14 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
              "_index_warps[threadIdx.x] : -1;");
     }
     warp_combine();
+    // The first thread holds the team's value: where only it reads it, no broadcast (a
+    // triangular solve's row: 5 barriers an iteration before, 2 now).
+    const bool broadcast = !(first_thread_reads_ && welford_pass_ != 1);
+    if (!broadcast) {
+      close_block();
+      if (!single_pass_) line(block_barrier());
+      return;
+    }
     for (const sched::Accumulation& a : s.accumulations) {
       std::string acc = accumulator(a);
       line("if (threadIdx.x == 0) " + acc + "_warps[0] = " + acc + ";");
@@ -324,7 +332,7 @@ void CudaKernelEmitter::block_combine(const Stmt& s) {
     }
   }
   // The next pass over this code (the next row) writes the same shared slots.
-  line(block_barrier());
+  if (!single_pass_) line(block_barrier());
 }
 
 // The scalar fields of an accumulation's state, each kept in a scratch array of one slot per
