@@ -388,10 +388,16 @@ std::string row_sort_function(const SortProblem& p, const std::string& symbol, b
   return text.str();
 }
 
+// Whether a long sort of values carries each element's bits through the passes in place of
+// its position (a 4-byte word either way), so that the output is written from them rather
+// than gathered from the input at the positions (a random 32-byte sector each).
+bool carries_bits(const SortProblem& p) { return !p.positions && dtype_size(p.dtype) <= 4; }
+
 int64_t radix_tiles(const SortProblem& p) { return (p.n + kRadixTile - 1) / kRadixTile; }
 
-// The workspace of a long sort: two halves of keys, then two of positions, each rows x n; the
-// digit counts (rows x 256 x tiles) and the rows' digit totals (rows x 256).
+// The workspace of a long sort: two halves of keys, then two of positions (or bits:
+// carries_bits), each rows x n; the digit counts (rows x 256 x tiles) and the rows' digit
+// totals (rows x 256).
 std::string workspace(const SortProblem& p) {
   const std::string key = key_type(p.dtype), all = std::to_string(p.rows * p.n) + "ll";
   const std::string positions = "(int*)(kiln_keys[1] + " + all + ")";
@@ -424,7 +430,11 @@ std::string keys_function(const SortProblem& p, const std::string& symbol) {
        << "    const int i = (int)(e - r * " << p.n << "ll);\n"
        << row_offsets(p, "r", false)
        << "    kiln_keys[0][e] = " << key_of(p, element_address(p, "i")) << ";\n"
-       << "    kiln_positions[0][e] = i;\n"
+       << "    kiln_positions[0][e] = "
+       << (carries_bits(p) ? "(int)*(const " + storage_type(p.dtype) + "*)(" +
+                                 element_address(p, "i") + ")"
+                           : "i")
+       << ";\n"
        << "  }\n}\n";
   return text.str();
 }
@@ -476,9 +486,16 @@ std::string output_function(const SortProblem& p, int from, const std::string& s
        << "    {\n"
        << "      const int position =\n"
        << "          kiln_positions[" << from << "][r * " << p.n << "ll + " << pick(p, "j")
-       << "];\n"
-       << write_output(p, "j", "position")
-       << "    }\n"
+       << "];\n";
+  if (carries_bits(p)) {  // the element's own bits, in place of its position
+    const std::string type = storage_type(p.dtype);
+    text << "      ((" << type << "*)kiln_args[1])[out_at + (long long)j * "
+         << p.out_strides[static_cast<size_t>(p.axis)] << "ll] = (" << type
+         << ")(unsigned)position;\n";
+  } else {
+    text << write_output(p, "j", "position");
+  }
+  text << "    }\n"
        << "  }\n}\n";
   return text.str();
 }
