@@ -452,7 +452,9 @@ void HostExecutable::walk(char** table, int threads, Visit&& visit) {
   struct HostMemory {
     int64_t read_int64(const char* p) const { return *reinterpret_cast<const int64_t*>(p); }
     bool read_bool(const char* p) const { return *reinterpret_cast<const bool*>(p); }
-    void write_int64(char* p, int64_t value) const { *reinterpret_cast<int64_t*>(p) = value; }
+    void write_index(int32_t, char* p, int64_t value) const {
+      *reinterpret_cast<int64_t*>(p) = value;
+    }
   };
   auto whole_loop = [&](size_t k) {
     const CompiledLoop& compiled = compiled_loops_[k];

@@ -143,7 +143,8 @@ void write_tuning(const std::string& path, const std::string& header,
 
 // Runs the steps of `program` in order, following graph loops (sched::StepKind). `memory`
 // reads and writes the 0-d loop buffers wherever they live: read_int64(pointer),
-// read_bool(pointer), write_int64(pointer, value). `whole_loop(k)` may run the loop starting at
+// read_bool(pointer), write_index(buffer, pointer, value) (a loop's induction variable: the
+// buffer's number, as buffers of disjoint lifetimes share an address). `whole_loop(k)` may run the loop starting at
 // LoopBegin step k itself (a compiled loop) and return true; `visit(k)` runs kernel and extern
 // step k.
 template <class Memory, class WholeLoop, class Visit>
@@ -171,14 +172,15 @@ void walk_steps(const sched::Program& program, char** table, Memory&& memory,
         continue;
       }
       loops.push_back({start, trips, 0});
-      memory.write_int64(table[loop.induction], start);
+      memory.write_index(loop.induction, table[loop.induction], start);
     } else if (step.kind == sched::StepKind::LoopEnd) {
       for (const auto& [carried, next] : loop.swaps) std::swap(table[carried], table[next]);
       Active& active = loops.back();
       bool go_on = loop.condition < 0 || memory.read_bool(table[loop.condition]);
       if (++active.done < active.trips && go_on) {
         const sched::LoopControl& begin = program.steps[static_cast<size_t>(loop.partner)].loop;
-        memory.write_int64(table[loop.induction], active.start + active.done * begin.step);
+        memory.write_index(loop.induction, table[loop.induction],
+                           active.start + active.done * begin.step);
         k = static_cast<size_t>(loop.partner) + 1;
         continue;
       }

@@ -268,3 +268,32 @@ def test_an_index_error_in_a_block_an_iteration_loop_names_the_first_failing_row
     assert str(expected.value) in str(raised.value)
     picks[5] = 3
     np.testing.assert_allclose(compiled(x, picks[:40] * 0 + 2), sorted_row_picks(x, picks * 0 + 2))
+
+
+def return_in_for(x, limit):
+    out = np.zeros_like(x)
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if acc > limit:
+            return out, acc
+        acc += x[i]
+    out[3] = 7.0
+    return out, acc
+
+
+@pytest.mark.parametrize("device_loops", ["0", "1"])
+def test_a_return_inside_a_loop_as_loops_agrees_with_numpy(device_loops, monkeypatch, tmp_path):
+    """A return inside a loop captured as loops (flags carried, the rest of the loop skipped):
+    its loops' indices, some read and some not, share arena addresses; one read index was left
+    unwritten on the GPU where an unread one shared its address (it was skipped by address), and
+    every call summed x[0]. Run from the host (0) and on the device (1); the limit changes, so
+    the second call compiles it as an input."""
+    monkeypatch.setenv("KILN_CUDA_DEVICE_LOOPS", device_loops)
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(kiln._branch_capture, "BRANCH_FORM", "loops")
+    compiled = kiln.compile(return_in_for, device="cuda" if GPU else "cpu")
+    for seed, limit in enumerate([100.0, 0.5, -100.0, 1.5]):
+        x = np.random.default_rng(seed).standard_normal(12)
+        (out, acc), (want_out, want_acc) = compiled(x.copy(), limit), return_in_for(x.copy(), limit)
+        np.testing.assert_array_equal(out, want_out)
+        assert acc == pytest.approx(want_acc, rel=1e-12), (limit, acc, want_acc)

@@ -24,10 +24,10 @@ constexpr size_t kMostPendingChecks = 2;
 
 // Loop bounds and conditions live on the device: the host reads them back one at a time. The
 // induction variable is written on the steps' stream (a capture's too) by memsets, and not at
-// all where no step reads it (`unread`: its address).
+// all where no step reads it (`unread`: its buffer).
 struct DeviceScalars {
   void* stream;
-  const std::set<const char*>* unread;
+  const std::set<int32_t>* unread;
   int64_t read_int64(const char* p) const {
     int64_t value = 0;
     cuda::copy_to_host(&value, p, sizeof value, stream);
@@ -38,8 +38,8 @@ struct DeviceScalars {
     cuda::copy_to_host(&value, p, sizeof value, stream);
     return value;
   }
-  void write_int64(char* p, int64_t value) const {
-    if (unread->count(p) == 0) cuda::write_int64(p, value, stream);
+  void write_index(int32_t buffer, char* p, int64_t value) const {
+    if (unread->count(buffer) == 0) cuda::write_int64(p, value, stream);
   }
 };
 
@@ -163,7 +163,7 @@ CudaExecutable::CudaExecutable(sched::Program program, std::vector<CudaKernelCal
   const std::set<int32_t> read = buffers_read(program_);
   for (const sched::Step& step : program_.steps)
     if (step.kind == sched::StepKind::LoopBegin && !read.count(step.loop.induction))
-      unread_inductions_.insert(table_[static_cast<size_t>(step.loop.induction)]);
+      unread_inductions_.insert(step.loop.induction);
 }
 
 CudaExecutable::~CudaExecutable() {

@@ -169,8 +169,9 @@ class CudaExecutable final : public Executable {
   std::deque<PendingChecks> pending_checks_;  // queued, oldest first
   std::vector<PendingChecks> spare_checks_;   // read, for reuse
   bool graphs_possible_ = false;
-  // The device addresses of loop induction variables no step reads: never written.
-  std::set<const char*> unread_inductions_;
+  // The loop induction variables (buffers) no step reads: never written. By buffer, not
+  // address: an unread index may share its address with a read one (disjoint lifetimes).
+  std::set<int32_t> unread_inductions_;
   // default mode's question (host_bound_graphs): does a replay beat queueing the steps?
   struct HostBoundProbe {
     enum class Stage { Warming, ReplayNext, Judging, Replay, Queue } stage = Stage::Warming;
