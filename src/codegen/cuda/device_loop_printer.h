@@ -90,13 +90,17 @@ class LoopPrinter {
     }
     if (owed) barrier(pad + "    ");
     for (const auto& [carried, next] : program_.steps[end].loop.swaps) {
-      if (one_thread_ && words_.count(carried)) {  // values, so that the words stay registers
-        for (int64_t w = 0; w < words_.at(carried).second; ++w) {
-          const std::string a = "kiln_scalars[" + std::to_string(words_.at(carried).first + w) + "]";
-          const std::string b = "kiln_scalars[" + std::to_string(words_.at(next).first + w) + "]";
-          out_ << pad << "    { const unsigned long long t = " << a << "; " << a << " = " << b
-               << "; " << b << " = t; }\n";
-        }
+      // Values, so that the words stay registers; by memcpy, which may read what a step
+      // stored as a bool or a double: a read of the word as unsigned long long may not (C++'s
+      // aliasing rules), and NVRTC moved it before a flag's store (a return inside a loop
+      // never returned).
+      if (one_thread_ && words_.count(carried)) {
+        const std::string bytes = std::to_string(8 * words_.at(carried).second);
+        const std::string a = "&kiln_scalars[" + std::to_string(words_.at(carried).first) + "]";
+        const std::string b = "&kiln_scalars[" + std::to_string(words_.at(next).first) + "]";
+        out_ << pad << "    { unsigned long long t[" << words_.at(carried).second << "]; memcpy(t, "
+             << a << ", " << bytes << "); memcpy(" << a << ", " << b << ", " << bytes
+             << "); memcpy(" << b << ", t, " << bytes << "); }\n";
         continue;
       }
       out_ << pad << "    { char* t = " << buffer(carried) << "; " << buffer(carried) << " = "
