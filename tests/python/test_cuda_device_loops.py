@@ -12,6 +12,7 @@ import pytest
 
 import kiln
 from kiln.bench import loop_programs
+from test_branch_sides_written_arrays import return_in_for
 
 GPU = not kiln._kiln.cuda_unavailable_reason()
 
@@ -268,17 +269,6 @@ def test_an_index_error_in_a_block_an_iteration_loop_names_the_first_failing_row
     assert str(expected.value) in str(raised.value)
     picks[5] = 3
     np.testing.assert_allclose(compiled(x, picks[:40] * 0 + 2), sorted_row_picks(x, picks * 0 + 2))
-
-
-def return_in_for(x, limit):
-    out = np.zeros_like(x)
-    acc = 0.0
-    for i in range(x.shape[0]):
-        if acc > limit:
-            return out, acc
-        acc += x[i]
-    out[3] = 7.0
-    return out, acc
 
 
 @pytest.mark.parametrize("device_loops", ["0", "1"])
