@@ -143,10 +143,10 @@ void write_tuning(const std::string& path, const std::string& header,
 
 // Runs the steps of `program` in order, following graph loops (sched::StepKind). `memory`
 // reads and writes the 0-d loop buffers wherever they live: read_int64(pointer),
-// read_bool(pointer), write_index(buffer, pointer, value) (a loop's induction variable: the
-// buffer's number, as buffers of disjoint lifetimes share an address). `whole_loop(k)` may run the loop starting at
-// LoopBegin step k itself (a compiled loop) and return true; `visit(k)` runs kernel and extern
-// step k.
+// read_bool(pointer), write_index(buffer, pointer, value) (a loop's induction variable: its
+// buffer's number too, as buffers of disjoint lifetimes share an address). `whole_loop(k)` may
+// run the loop starting at LoopBegin step k itself (a compiled loop) and return true; `visit(k)`
+// runs kernel and extern step k.
 template <class Memory, class WholeLoop, class Visit>
 void walk_steps(const sched::Program& program, char** table, Memory&& memory,
                 WholeLoop&& whole_loop, Visit&& visit) {
