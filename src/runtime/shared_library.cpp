@@ -16,6 +16,7 @@
 
 #include "kiln/error.h"
 #include "runtime/environment_numbers.h"
+#include "runtime/library_loading.h"
 
 namespace kiln::runtime {
 namespace {
@@ -83,8 +84,7 @@ Descriptor sealed_copy(const std::string& bytes, const std::string& path,
 // missing, or the copy cannot be mapped executable, is `path` loaded as before (its
 // directories are still private).
 void* load(const std::string& path, const std::string& bytes) {
-  static std::mutex loading;  // so that the objects that appear are this load's
-  std::lock_guard<std::mutex> lock(loading);
+  LoadingSection section;  // so that the objects that appear are this load's
   const std::set<std::string> before = loaded_object_names();
   std::string name;
   std::vector<Descriptor> retired;

@@ -257,3 +257,37 @@ def test_a_fork_while_another_thread_runs_a_kernel_gives_a_working_child():
         print("hung", hung)
     """, timeout=300, env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
     assert "hung 0" in out
+
+
+def test_a_kernel_library_loaded_while_the_process_exits_parks_its_thread(tmp_path):
+    """glibc's exit runs each library's destructors and marks it uninitialized: a kernel library
+    that a daemon thread's compile (run without the GIL) loaded after that ran libgomp's
+    constructor a second time, which asserted ("goacc_register: Assertion ... failed") and
+    aborted the process. Here a library loaded after libgomp, so finalized after it, waits 4 s
+    in its destructor, and the compiler starts the kernel 1 s late: the compile ends inside the
+    exit. Its load parks the thread, and the process exits cleanly."""
+    slow_exit = tmp_path / "slow_exit.cpp"
+    slow_exit.write_text("#include <unistd.h>\n"
+                         "__attribute__((destructor)) static void slow_exit() { sleep(4); }\n")
+    library = tmp_path / "libslow_exit.so"
+    subprocess.run(["g++", "-shared", "-fPIC", "-o", str(library), str(slow_exit)], check=True)
+    late_compiler = tmp_path / "late-g++"
+    started = tmp_path / "compiler-started"
+    late_compiler.write_text(f'#!/bin/sh\ncase "$*" in *kernel.cpp*) touch {started}; sleep 1;; '
+                             'esac\nexec g++ "$@"\n')
+    late_compiler.chmod(0o755)
+    out = run_probe(f"""
+        import ctypes, os, threading, time
+        import numpy as np, kiln
+        ctypes.CDLL({str(library)!r})
+        f = kiln.compile(lambda x: np.sin(x) * 3 + 1)
+        def compile_while_exiting():
+            f(np.ones(1_000_000))  # a parallel kernel: its library needs libgomp
+            print("compiled before the exit", flush=True)
+        threading.Thread(target=compile_while_exiting, daemon=True).start()
+        while not os.path.exists({str(started)!r}):  # the compile, without the GIL, is
+            time.sleep(0.01)                            # in its compiler
+        print("exiting", flush=True)
+    """, timeout=120, env={**os.environ, "KILN_CXX": str(late_compiler),
+                           "KILN_CACHE_DIR": str(tmp_path / "cache")})
+    assert out.strip() == "exiting"

@@ -9,6 +9,7 @@
 
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_api.h"
+#include "runtime/library_loading.h"
 
 namespace kiln::runtime::cuda {
 
@@ -161,7 +162,7 @@ std::string query_device(DriverState& state, int count) {
 // dlopen, cuInit, the device query. Never throws: a failure becomes unavailable_reason.
 void load_driver(DriverState& state) {
   // Never dlclose'd: the driver stays loaded for the life of the process.
-  void* library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+  void* library = open_library(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* message = dlerror();
     state.unavailable_reason = std::string(kDriverLibrary) + " not found (no NVIDIA driver)";

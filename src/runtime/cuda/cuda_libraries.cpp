@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "runtime/library_loading.h"
+
 namespace kiln::runtime::cuda::detail {
 namespace {
 
@@ -38,7 +40,7 @@ void* open_nvidia_library(const std::vector<std::string>& names,
   for (const std::string& folder : folders(wheel_folders))
     for (const std::string& name : names) {
       std::string candidate = folder.empty() ? name : folder + "/" + name;
-      void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      void* library = open_library(candidate, RTLD_NOW | RTLD_LOCAL);
       std::string refusal = library == nullptr ? "" : accept ? accept(library) : "";
       if (library != nullptr && refusal.empty()) {
         path = candidate;

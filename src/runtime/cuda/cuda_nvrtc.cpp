@@ -11,6 +11,7 @@
 #include "kiln/error.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_libraries.h"
+#include "runtime/library_loading.h"
 #include "runtime/private_files.h"
 #include "runtime/process.h"
 
@@ -74,7 +75,7 @@ void preload_builtins(const std::string& nvrtc_path) {
        std::filesystem::directory_iterator(nvrtc_path.substr(0, slash), error)) {
     std::string name = entry.path().filename().string();
     if (name.rfind("libnvrtc-builtins.so.", 0) == 0)
-      dlopen(entry.path().c_str(), RTLD_NOW | RTLD_GLOBAL);
+      open_library(entry.path().string(), RTLD_NOW | RTLD_GLOBAL);
   }
 }
 
@@ -92,7 +93,7 @@ void load_nvrtc(NvrtcState& state) {
   void* library = nullptr;
   if (!chosen_library().empty()) {
     path = tried = chosen_library();
-    library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    library = open_library(path, RTLD_NOW | RTLD_LOCAL);
     if (library != nullptr && !accept(library).empty()) library = nullptr;
   } else {
     library = detail::open_nvidia_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
