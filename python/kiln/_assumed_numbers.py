@@ -70,7 +70,7 @@ def select(context, taken, numpy_side, python_side):
     numpy_tensor = to_tensor(context, numpy_side)
     dtype = np.dtype(numpy_tensor.dtype)
     exact = (dtype.kind in "iuf" or dtype.kind == "b" and type(python_side) is bool) and (
-        _holds(dtype, python_side)) and (
+        holds(dtype, python_side)) and (
         not isinstance(numpy_side, TracedArray) or numpy_side._scalar)
     python_tensor = context.constant(python_side if exact else 0, dtype)
     number = assumed(context, k.where(cast(taken.tensor, "bool"), numpy_tensor, python_tensor),
@@ -80,7 +80,7 @@ def select(context, taken, numpy_side, python_side):
     return number
 
 
-def _holds(dtype, value):
+def holds(dtype, value):
     """Whether `dtype` holds the Python number `value` exactly (2**60 + 1 is no float64)."""
     if isinstance(value, complex):
         return False
@@ -191,7 +191,7 @@ def as_kind(context, value, dtype, python):
     Python reading is `python`: None where it is neither kind, False where it is a Python
     number of that type that `dtype` does not hold exactly."""
     if type(value) is python:
-        if not _holds(dtype, value):
+        if not holds(dtype, value):
             return False
         return context.constant(value, dtype), context.constant(False, np.dtype(bool))
     if (isinstance(value, TracedArray) and value._weak is python and value.ndim == 0

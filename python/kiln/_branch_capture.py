@@ -139,6 +139,7 @@ class BranchCapture:
             except CaptureFailed:  # sides that carry different things: a loop per side
                 _restore(saved)
                 set_(before)
+            outer_side_loop, self.side_loop_depth = self.side_loop_depth, self.depth + 1
             try:
                 del self.pending[records:]
                 for run, taken in ((then, predicate), (otherwise, k.logical_not(predicate))):
@@ -159,6 +160,8 @@ class BranchCapture:
                 _restore(saved)
                 set_(before)
                 reason = str(failure)
+            finally:
+                self.side_loop_depth = outer_side_loop
             if raising:  # out of the except, as above
                 return self._not_captured(condition, then, otherwise, location, reason,
                                           first_check)
@@ -244,6 +247,7 @@ class BranchCapture:
             _type_of(a[3]) == _type_of(b[3]) and (a[1] is None or
                                                    (after[names.index(a[0][0])] is a[1]) ==
                                                    (other_after[names.index(a[0][0])] is a[1]))
+            and _same_kind(after[names.index(a[0][0])], other_after[names.index(a[0][0])])
             for a, b in zip(slots, other_slots))
         if not agree:
             trace.abandon_cond_sides(mark)
@@ -333,6 +337,14 @@ class BranchCapture:
             taken = TracedArray(self.context, predicate if side is a else
                                 backend().logical_not(predicate))
             return _assumed_numbers.select(self.context, taken, side, b if side is a else a), 1
+        if not self.depth and not ta.shape and _one_python_number(a, b):
+            # a traced Python number (a loop's counter) beside NumPy's scalar of its dtype: an
+            # AssumedNumber, as a written one is (in a loop body: BranchRetyping)
+            numpy_taken = predicate if _python_type(a) is None else backend().logical_not(
+                predicate)
+            return _assumed_numbers.assumed(
+                self.context, backend().where(predicate, ta, tb),
+                TracedArray(self.context, numpy_taken), _python_type(a) or _python_type(b)), 1
         merged = TracedArray(self.context, backend().where(predicate, ta, tb))
         # a Python number on both sides stays one (weak in promotion: int8 + counter is
         # int8), a NumPy scalar on both sides one
@@ -390,12 +402,39 @@ class BranchCapture:
         written = [v for v in (a, b) if _written_number(v)]
         if len(written) != 1:
             return None
-        return b if written[0] is a else a
+        side = b if written[0] is a else a
+        # (a traced Python number, a loop's counter, is no NumPy side: its type is Python's)
+        return side if _python_type(side) is None else None
 
 
 def _is_scalar(value):
     """Whether a branch's value is a number, not a 0-d array."""
     return _is_number(value) or value._scalar
+
+
+def _one_python_number(a, b):
+    """Whether one of two numbers is a Python number (or stands for one) and the other NumPy's
+    scalar."""
+    return sum(_python_type(v) is not None for v in (a, b)) == 1 and all(
+        _python_type(v) is not None or _is_scalar(v) for v in (a, b))
+
+
+def _same_kind(a, b):
+    """Whether two values of a name after the sides of a cond are alike beyond dtype and shape:
+    both NumPy's scalars, both 0-d arrays, or both Python numbers of one type (the cond's
+    value takes the first side's: `d = 1.0` beside a side's float64 gave Python's float either
+    way). An AssumedNumber is alike only to itself (its kind is the data's)."""
+    if a is b:
+        return True
+    if any(isinstance(v, _assumed_numbers.AssumedNumber) for v in (a, b)):
+        return False
+    return _number_kind(a) == _number_kind(b)
+
+
+def _number_kind(value):
+    if isinstance(value, TracedArray):
+        return value._scalar, value._weak
+    return _is_number(value), _python_type(value)
 
 
 def _written_number(value):

@@ -14,7 +14,13 @@ Where no call reruns (kiln.wrap_numpy's), the loop runs as Python.
 
 So does a branch of the body that alone makes the number NumPy's (`s = 0; for ...: if x[i] > t:
 s = x[i]`): where it is never taken, the number stays Python's 0, and kiln returned 0.0
-(BranchRetyping: the loop carries whether it was taken)."""
+(BranchRetyping: the loop carries whether it was taken).
+
+A branch's side run as a loop of 0 or 1 iterations (kiln._branch_capture) runs where the side
+is taken: there a NumPy scalar the side makes a Python number (`d = 1.0` beside the other side's
+float64) is an AssumedNumber too, NumPy's where the side is not taken. Any other change refuses
+that form: the check, conditioned on the side as its checks are, could never fire (a Python
+float kept as the other side's int, its value truncated, with no error)."""
 import contextlib
 
 import numpy as np
@@ -24,10 +30,12 @@ from ._loop_types import CaptureFailed, is_number, python_type, rerun_note, reru
 from ._tracer import TracedArray, backend
 
 
-def retyped(capture, slots, flags, variables, live):
-    """[(names, value before the loop)] of the slots read after the loop (`live`) whose
+def retyped(capture, slots, flags, variables, live, side_loop=False):
+    """[(names, value before the loop, kind)] of the slots read after the loop (`live`) whose
     0-d value has another type (NumPy scalar?, Python type) after an iteration (`flags`, as
-    LoopResults._final_flags gives them) than before it. Refused where no call reruns."""
+    LoopResults._final_flags gives them) than before it; kind: how settle keeps the type of
+    either outcome (_kind), None where it cannot. side_loop: the loop is a branch's side (of
+    0 or 1 iterations). Refused where no call reruns."""
     changed = []
     for (names, array, _, placeholder), flag in zip(slots, flags):
         old = variables.get(names[0], capture.UNBOUND)
@@ -39,26 +47,58 @@ def retyped(capture, slots, flags, variables, live):
         else:
             before = (is_number(old), python_type(old))
         if before != tuple(flag):
-            changed.append((names, old))
+            kind = _kind(old, tuple(flag), np.dtype(placeholder.dtype), side_loop)
+            changed.append((names, old, kind))
     if changed and rerun_note(capture.context) is None:
         raise CaptureFailed(f"`{changed[0][0][0]}` changes type in the loop, which keeps its "
                             "type when the loop runs no iteration")
     return changed
 
 
+def _kind(old, after, dtype, side_loop):
+    """"numpy" where an iteration makes the Python number `old` a NumPy scalar of `dtype`
+    (`s = 0.0; ... s += x[i]`), "python" where a branch's side run as a loop makes the NumPy
+    scalar `old` a Python number (`d = 1.0` where the other side left NumPy's float64), the
+    number carried as `dtype` either way and holding both values exactly; None for any other
+    change (a Python int made a float; NumPy's scalar made a Python number by a loop that
+    mostly runs: its check, where the loop ran none, rarely fires, while an AssumedNumber's
+    commit reruns every call where it ran)."""
+    scalar, weak = after
+    if type(old) in (int, float) and scalar and weak is None and dtype.kind in "iuf":
+        return "numpy" if _assumed_numbers.holds(dtype, old) else None
+    if (isinstance(old, TracedArray) and not isinstance(old, _assumed_numbers.AssumedNumber)
+            and old._weak in (int, float) and old.ndim == 0 and scalar and weak is None
+            and np.dtype(old.dtype) == dtype):
+        return "numpy"  # a traced Python number (a counter, a side's `d = 0.5` as a loop)
+    if (side_loop and isinstance(old, TracedArray)
+            and not isinstance(old, _assumed_numbers.AssumedNumber)
+            and old._scalar and old._weak is None and old.ndim == 0
+            and weak in (bool, int, float) and np.dtype(old.dtype) == dtype):
+        return "python"
+    return None
+
+
 def settle(capture, runs, changed, names, get, set_):
-    """The values of `changed` (retyped's) after the loop node: those that keep their type
-    only where the loop ran an iteration (`runs`, a bool 0-d tensor)."""
+    """The values of `changed` (retyped's) after the loop node: AssumedNumbers of the type
+    either outcome gives, NumPy's scalar where the loop ran an iteration (`runs`, a bool 0-d
+    tensor) or where it ran none, as the iteration made it; others keep the body's type, a
+    check that reruns the call eagerly where the loop ran none."""
     context = capture.context
     now = dict(zip(names, get()))
     values = {}
-    for slot_names, old in changed:
+    for slot_names, old, kind in changed:
         new = now[slot_names[0]]
-        if (type(old) in (int, float) and isinstance(new, TracedArray) and new._scalar
-                and new._weak is None and new.dtype.kind in "iuf"):
-            taken = TracedArray(context, runs)
-            value = _assumed_numbers.select(context, taken, new, old)
+        if kind == "numpy" and isinstance(old, TracedArray):
+            value = _assumed_numbers.assumed(context, new.tensor, TracedArray(context, runs),
+                                             old._weak)
             value._by_run = True
+        elif kind == "numpy":
+            value = _assumed_numbers.select(context, TracedArray(context, runs), new, old)
+            value._by_run = True
+        elif kind == "python":
+            value = _assumed_numbers.assumed(
+                context, new.tensor, TracedArray(context, backend().logical_not(runs)),
+                new._weak)
         else:
             rerun_where(context, backend().logical_not(runs),
                         f"`{slot_names[0]}` changes type in a loop that ran no iteration (the "

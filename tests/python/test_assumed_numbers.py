@@ -85,6 +85,26 @@ def per_tile(img, t):
     return out
 
 
+def squares_or_one(x):
+    if x.sum() > 10:   # a side that holds a loop runs only where taken (a loop of its own)
+        d = 0.0
+        for v in x:
+            d += v * v     # NumPy's float64 on this side, Python's float on the other
+    else:
+        d = 1.0
+    return d, x * d
+
+
+def counted_or_half(x):
+    d = 1.5
+    if x.sum() > 10:
+        t = 0
+        for v in x:
+            t += 1         # a Python int on this side (its loop's counter), a float on the other
+        d = t
+    return d, x * d
+
+
 def compared_later(x):
     d = max(x.max() - x.min(), 1)
     return 2 * d if d > 1 else d
@@ -98,7 +118,7 @@ _DATA = {
     "peak first": lambda rng: (np.arange(6.0)[::-1] - 3,),
 }
 _CASES = [normalise, clamped_range, scale_of, mixed, sentinel, in_loops, compared_later, clamped,
-          previous_of_peak]
+          previous_of_peak, squares_or_one, counted_or_half]
 
 
 def _same(got, expected):
