@@ -50,6 +50,8 @@ def _plain(value):
 
 
 class BranchCapture:
+    side_loop_depth = None  # the depth of the body of a branch's side run as a loop
+
     def generator_states(self, values):
         """The call's random generators (kiln._random_state, found by the driver) and those
         among `values` (the loop's or branch's variables) with their states now: a loop body

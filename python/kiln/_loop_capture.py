@@ -84,7 +84,6 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
         self.sides = 0          # branch sides being traced for a select (both of them run)
         self.loop_bodies = 0    # loop bodies traced so far (a branch's sides holding loops)
         self.numpy_sides = []   # (depth, name, taken): a branch's NumPy scalar for a number
-        self.side_loop_depth = None  # the depth of a branch's side run as a loop's body
         self.compiled_code = None  # the compiled function's rewritten code (_carried_views)
 
     def record(self, kind, location, reason):
@@ -544,13 +543,9 @@ class LoopCapture(BodyStatements, BranchCapture, ExpressionCapture, LoopResults)
                 runs = _loop_number_types.runs_tensor(start, stop, step)
             elif condition is not None and not indexed:
                 runs = test_before
-            side_loop = self.side_loop_depth == self.depth
             retyped = [] if runs is None else _loop_number_types.retyped(
                 self, slots, self._final_flags(slots, names, after, span, saved, variables),
-                variables, kinds.others(live), side_loop)
-            if side_loop and any(kind is None for *_, kind in retyped):
-                # the check of a loop that ran none would apply where its side is taken: never
-                raise CaptureFailed("a side of the branch changes a number's type")
+                variables, kinds.others(live), self.side_loop_depth == self.depth)
             values = trace.end_loop(start, stop, step, initial, results, condition is not None)
             values = values[1:] if condition is not None else values
             values, taken = retyping.split(values)

@@ -48,6 +48,9 @@ def retyped(capture, slots, flags, variables, live, side_loop=False):
             before = (is_number(old), python_type(old))
         if before != tuple(flag):
             kind = _kind(old, tuple(flag), np.dtype(placeholder.dtype), side_loop)
+            if kind is None and side_loop:  # its check would apply where the side is taken,
+                # where the loop runs: never
+                raise CaptureFailed(f"`{names[0]}` changes type in a side of the branch")
             changed.append((names, old, kind))
     if changed and rerun_note(capture.context) is None:
         raise CaptureFailed(f"`{changed[0][0][0]}` changes type in the loop, which keeps its "

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import kiln
+from test_assumed_numbers import _same  # type, dtype and value of each item
 
 
 def sum_or_one(x):
@@ -127,17 +128,6 @@ _CASES = [sum_or_one, one_or_last, int64_or_three, int64_or_count, half_or_sum, 
           count_or_half, counted_or_float, summed_in_a_loop, counted_in_a_loop]
 _DATA = {"then side": np.arange(6.0), "else side": np.arange(6.0)[::-1] - 3,
          "then side again": np.full(6, 3.0), "else side again": np.array([0.5, 0.25, 1, 0, 0, 0])}
-
-
-def _same(got, expected):
-    assert type(got) is type(expected), (got, expected)
-    if isinstance(expected, tuple):
-        assert len(got) == len(expected)
-        for g, e in zip(got, expected):
-            _same(g, e)
-        return
-    assert np.asarray(got).dtype == np.asarray(expected).dtype, (got, expected)
-    np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("function", _CASES, ids=[f.__name__ for f in _CASES])
