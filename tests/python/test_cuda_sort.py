@@ -92,6 +92,13 @@ CASES = [
     (stable_argsort_rows, lambda rng: rng.random((2, 8192)) > 0.3),
     (stable_argsort_rows, lambda rng: rng.integers(0, 2**63, (2, 20_000), dtype=np.uint64)),
     (median_of_all, lambda rng: rng.standard_normal(100_000).astype(np.float16)),
+    # values of integers and bools sort by their keys alone, turned back into the values
+    (sorted_values, lambda rng: rng.integers(-2**31, 2**31, (3, 9000)).astype(np.int32)),
+    (sorted_values, lambda rng: np.concatenate(
+        [rng.integers(-2**63, 2**63 - 1, 20_000), [-2**63, 2**63 - 1, 0, -1]])),
+    (sorted_values, lambda rng: rng.integers(-128, 128, (2, 12_289)).astype(np.int8)),
+    (sorted_values, lambda rng: rng.random(8193) > 0.5),
+    (sorted_columns, lambda rng: rng.integers(0, 2**16, (10_000, 2)).astype(np.uint16)),
 ]
 
 

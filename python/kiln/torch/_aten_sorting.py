@@ -5,11 +5,13 @@ call it). Stable: equal elements keep their order, also where torch promises non
 (stable=False, topk), and where eager's CPU sort orders them otherwise. NaN comes after every
 number ascending, before every number descending, as in torch; -0.0 and 0.0 are equal.
 
-On CUDA tensors kiln sorts rows of up to MOST_GPU_ROW elements, a block each in shared memory
-(codegen/cuda/sort_kernels.cpp); longer rows stay in eager PyTorch there, whose onesweep radix
-sort still beats kiln's radix passes on most long rows (H100: 16M float32 0.94 against 1.63 ms,
-1M float64 0.22 against 0.27; bench/cuda_sorts.py), except topk of a few elements, which runs as rounds of argmax on the
-device (_aten_pointwise.topk_by_rounds)."""
+On CUDA tensors kiln sorts rows in its own kernels (codegen/cuda/sort_kernels.cpp): rows of up
+to 2,048 a block each in shared memory, longer ones by its radix passes, but for fewer than
+FEW_ROWS rows of LONG_ROW elements or more, which stay in eager PyTorch, whose onesweep radix
+sort beats kiln's there (H100, session 83, argsort in µs, kiln against torch: one row of 16M
+float32 1,087 against 935, of 4M int32 326 / 288, of 1M float64 220 / 208; but 16 rows of
+65,536 float32 94 / 161, 64 rows of 5,000 float64 90 / 167; bench/cuda_sorts.py); topk of a
+few elements runs as rounds of argmax on the device (_aten_pointwise.topk_by_rounds)."""
 import torch
 
 from .. import _kiln
@@ -17,7 +19,7 @@ from ._aten_pointwise import MOST_TOPK, topk_by_rounds, x_is_floating
 from ._aten_table import Unconvertible, axis, cast, lowers, meta, out_dtype
 
 aten = torch.ops.aten
-MOST_GPU_ROW = 2048  # codegen/cuda/sort_kernels.cpp: kBlockSortUpTo
+FEW_ROWS, LONG_ROW = 8, 1 << 20
 
 
 def _on_cuda(node):
@@ -26,16 +28,22 @@ def _on_cuda(node):
     return value.device.type != "cpu"
 
 
-def _refuse_long_gpu_rows(node, x, dim):
-    if _on_cuda(node) and x.ndim > 0 and not (isinstance(x.shape[dim], int)
-                                              and x.shape[dim] <= MOST_GPU_ROW):
-        raise Unconvertible(f"sort of rows of {x.shape[dim]} on the GPU (kiln sorts rows of up to "
-                            f"{MOST_GPU_ROW} a block each; torch's radix sort is faster)")
+def _refuse_few_long_gpu_rows(node, x, dim):
+    if not _on_cuda(node) or x.ndim == 0:
+        return
+    length, rows = x.shape[dim], 1
+    for d, size in enumerate(x.shape):
+        rows = rows * size if d != dim else rows
+    if not isinstance(length, int):
+        raise Unconvertible(f"sort of rows of dynamic length {length} on the GPU")
+    if length >= LONG_ROW and not (isinstance(rows, int) and rows >= FEW_ROWS):
+        raise Unconvertible(f"sort of {rows} rows of {length} on the GPU (fewer than {FEW_ROWS} "
+                            f"rows of {LONG_ROW} or more: torch's onesweep radix sort is faster)")
 
 
 def _sorted(context, node, x, dim, descending, k=-1):
     """(values, int64 positions) of x sorted along `dim` (the first k of them with k >= 0)."""
-    _refuse_long_gpu_rows(node, x, axis(dim, x.ndim) if x.ndim else 0)
+    _refuse_few_long_gpu_rows(node, x, axis(dim, x.ndim) if x.ndim else 0)
     if x.ndim == 0:
         return x, context.full((), 0, torch.int64)
     return _kiln.sort(x, axis(dim, x.ndim), bool(descending), k)
@@ -69,7 +77,7 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
         raise Unconvertible("topk along a dimension of dynamic size")
     if k > x.shape[dim] or k < 0:
         raise Unconvertible(f"topk of k={k} of {x.shape[dim]} elements")  # eager's error
-    _refuse_long_gpu_rows(node, x, dim)
+    _refuse_few_long_gpu_rows(node, x, dim)
     values, positions = _kiln.sort(x, dim, bool(largest), k)
     return cast(values, out_dtype(node, 0)), positions
 

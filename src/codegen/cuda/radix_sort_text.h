@@ -1,5 +1,5 @@
 // The device text of the radix sort of long rows, which codegen/cuda/sort_kernels.cpp's
-// sort_text() ends with: the counts, prefix sums and scatter of one 8-bit digit.
+// sort_text() ends with: the rows' digit counts, and one launch a digit that places each tile.
 #pragma once
 
 namespace kiln::codegen::cuda_detail {
@@ -7,12 +7,15 @@ namespace kiln::codegen::cuda_detail {
 constexpr const char* kRadixSortText = R"(
 // ---- long rows: a least-significant-digit radix sort (codegen/cuda/sort_kernels.cpp) ------
 // 8-bit digits from the lowest; each pass is stable, so the positions, in order at the start,
-// break ties. A pass counts each tile's digits, scans the counts of each row's digit across
-// its tiles, and scatters: an element's place is its digit's start in the row, the earlier
-// tiles' and warps' elements of that digit, and its rank among its warp's (__match_any_sync).
+// break ties. One launch counts every digit of every row's keys; then one launch a digit: a
+// block takes the next tile (a counter, so tiles start in order), ranks its keys by digit
+// (__match_any_sync within each warp), publishes each digit's count, and looks back over the
+// row's earlier tiles' words for the digit's count before it (decoupled look-back, as CUB's
+// onesweep), then writes the tile in digit order.
+// A tile is kiln_radix_threads x ITEMS elements (the host's choice by the key's size).
 constexpr int kiln_radix_threads = 256, kiln_radix_warps = kiln_radix_threads / 32;
-constexpr int kiln_radix_items = 16, kiln_radix_tile = kiln_radix_threads * kiln_radix_items;
-KILN_FN unsigned kiln_radix_digit(unsigned long long key, int shift) {
+template <class K>
+KILN_FN unsigned kiln_radix_digit(K key, int shift) {
   return (unsigned)(key >> shift) & 255u;
 }
 // The block's exclusive scan of one value a thread (kiln_radix_threads threads); *total: the
@@ -40,78 +43,116 @@ KILN_FN unsigned kiln_radix_block_scan(unsigned value, unsigned* space, unsigned
   __syncthreads();  // before the space is used again
   return result;
 }
-// counts[(row * 256 + digit) * tiles + tile]: how many of the tile's keys have the digit.
-template <class K>
-KILN_FN void kiln_radix_count(const K* keys, long long n, long long tiles, long long rows,
-                              int shift, unsigned* counts) {
-  __shared__ unsigned histogram[256];
+// A block's digit counts of a row added to the row's totals, and zeroed (row -1: zeroed only).
+template <int PASSES>
+KILN_FN void kiln_radix_flush(unsigned (*histogram)[256], unsigned* totals, long long row) {
+  __syncthreads();
+#pragma unroll
+  for (int d = 0; d < PASSES; ++d) {
+    const unsigned c = histogram[d][threadIdx.x];
+    if (row >= 0 && c) atomicAdd(&totals[(row * PASSES + d) * 256 + threadIdx.x], c);
+    histogram[d][threadIdx.x] = 0;
+  }
+  __syncthreads();
+}
+// totals[(row * PASSES + d) * 256 + digit]: how many of the row's keys have `digit` in byte d
+// (zero at the start: the keys launch clears them).
+template <class K, int PASSES, int ITEMS>
+KILN_FN void kiln_radix_histogram(const K* keys, long long n, long long tiles, long long rows,
+                                  unsigned* totals) {
+  constexpr int tile_size = kiln_radix_threads * ITEMS;
+  __shared__ unsigned histogram[PASSES][256];
+  long long row = -1;
+  kiln_radix_flush<PASSES>(histogram, totals, row);
   for (long long b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
-    const long long row = b / tiles, tile = b - row * tiles;
-    histogram[threadIdx.x] = 0;
-    __syncthreads();
-    const K* row_keys = keys + row * n;
-    const long long last = min((tile + 1) * kiln_radix_tile, n);
-    for (long long i = tile * kiln_radix_tile + threadIdx.x; i < last; i += kiln_radix_threads)
-      atomicAdd(&histogram[kiln_radix_digit(row_keys[i], shift)], 1u);
-    __syncthreads();
-    counts[(row * 256 + threadIdx.x) * tiles + tile] = histogram[threadIdx.x];
-    __syncthreads();  // before the next tile's zeros
-  }
-}
-// Each (row, digit)'s counts across the tiles become their exclusive prefix sums; totals[row *
-// 256 + digit]: the row's count of the digit.
-KILN_FN void kiln_radix_scan(unsigned* counts, unsigned* totals, long long tiles, long long lists) {
-  __shared__ unsigned space[kiln_radix_warps + 1];
-  for (long long list = blockIdx.x; list < lists; list += gridDim.x) {
-    unsigned* c = counts + list * tiles;
-    unsigned carry = 0;
-    for (long long first = 0; first < tiles; first += kiln_radix_threads) {
-      const long long t = first + threadIdx.x;
-      const unsigned value = t < tiles ? c[t] : 0u;
-      unsigned sum;
-      const unsigned before = kiln_radix_block_scan(value, space, &sum);
-      if (t < tiles) c[t] = carry + before;
-      carry += sum;
+    const long long r = b / tiles;
+    const int first = (int)(b - r * tiles) * tile_size;
+    if (r != row) kiln_radix_flush<PASSES>(histogram, totals, row), row = r;
+    const K* const row_keys = keys + r * n;
+    const int last = (int)min((long long)first + tile_size, n);
+    for (int i = first + threadIdx.x; i < last; i += kiln_radix_threads) {
+      const K key = row_keys[i];
+#pragma unroll
+      for (int d = 0; d < PASSES; ++d) atomicAdd(&histogram[d][kiln_radix_digit(key, 8 * d)], 1u);
     }
-    if (threadIdx.x == 0) totals[list] = carry;
   }
+  kiln_radix_flush<PASSES>(histogram, totals, row);
 }
-// One pass: the keys and positions of half `in` placed by their digit into half `out`. A
-// tile's elements are first put in digit order in shared memory (their places in the tile),
-// then written out in that order, so that a warp's stores fill runs of each digit's range
-// (stored from the registers they were ranked in, a warp's 32 stores fell into ~30 sectors).
-template <class K>
-KILN_FN void kiln_radix_scatter(const K* keys, const int* positions, K* keys_out,
-                                int* positions_out, const unsigned* counts,
-                                const unsigned* totals, long long n, long long tiles,
-                                long long rows, int shift) {
+// A (tile, digit)'s look-back word: the pass (from 1) from bit 33 up, bit 32 once the count is
+// the digit's in the row's tiles up to this one (else in this tile alone), the count below.
+// Words of another pass or call never match (the keys launch clears them once a call).
+KILN_FN void kiln_radix_publish(unsigned long long* word, unsigned long long value) {
+  *(volatile unsigned long long*)word = value;
+}
+KILN_FN unsigned long long kiln_radix_read(const unsigned long long* word) {
+  return *(const volatile unsigned long long*)word;
+}
+// The digit's count in the row's tiles before tile b (thread = digit), from their words; tile
+// b's own `count` published first, then its inclusive count.
+KILN_FN unsigned kiln_radix_look_back(unsigned long long* lookback, long long b, bool first_tile,
+                                      int pass, unsigned count) {
+  const unsigned long long this_pass = (unsigned long long)(pass + 1) << 33;
+  const unsigned long long inclusive = 1ull << 32;
+  unsigned long long* const word = lookback + b * 256 + threadIdx.x;
+  if (first_tile) {
+    kiln_radix_publish(word, this_pass | inclusive | count);
+    return 0;
+  }
+  kiln_radix_publish(word, this_pass | count);
+  unsigned earlier = 0;
+  for (long long j = b - 1;; --j) {  // tile j was taken before b: its block is running
+    unsigned long long seen;
+    do seen = kiln_radix_read(lookback + j * 256 + threadIdx.x);
+    while ((seen >> 33) != (unsigned long long)(pass + 1));
+    earlier += (unsigned)seen;
+    if (seen & inclusive) break;
+  }
+  kiln_radix_publish(word, this_pass | inclusive | (earlier + count));
+  return earlier;
+}
+// One pass: the keys (and VALUES: their positions or bits) of half `in` placed by their digit
+// into half `out`. A tile's elements are put in digit order in shared memory (their places in
+// the tile), then written out in that order, so that a warp's stores fill runs of each
+// digit's range. Every key is loaded before the first is ranked (a warp's ranking rounds are
+// ordered by __syncwarp, which loads do not pass).
+template <class K, bool VALUES, int ITEMS>
+KILN_FN void kiln_radix_pass(const K* keys, const int* values, K* keys_out, int* values_out,
+                             const unsigned* totals, unsigned long long* lookback,
+                             unsigned* next_tile, long long n, long long tiles, long long rows,
+                             int pass, int passes) {
+  constexpr int tile_size = kiln_radix_threads * ITEMS;
   __shared__ unsigned space[kiln_radix_warps + 1];
   __shared__ unsigned start[kiln_radix_warps][256];  // a warp's first place for each digit
   __shared__ int shift_out[256];  // a digit's place in the row less its place in the tile
-  __shared__ unsigned long long staged_words[kiln_radix_tile * sizeof(K) / 8];
+  __shared__ unsigned long long staged_words[tile_size * sizeof(K) / 8];
+  __shared__ unsigned taken;
   K* const staged_keys = (K*)staged_words;
-  int* const staged_positions = (int*)staged_words;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int* const staged_values = (int*)staged_words;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, shift = 8 * pass;
   const unsigned earlier_lanes = (1u << lane) - 1u;
-  for (long long b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
-    const long long row = b / tiles, tile = b - row * tiles;
-    unsigned sum;
-    const unsigned digit_start =
-        kiln_radix_block_scan(totals[row * 256 + threadIdx.x], space, &sum);
-    const unsigned tile_start = digit_start + counts[(row * 256 + threadIdx.x) * tiles + tile];
+  const int first = warp * (32 * ITEMS) + lane;  // the thread's first in the tile
+  for (;;) {
+    if (threadIdx.x == 0) taken = atomicAdd(next_tile, 1u);
     for (int w = 0; w < kiln_radix_warps; ++w) start[w][threadIdx.x] = 0;
     __syncthreads();
-    const long long first = tile * kiln_radix_tile + warp * (32 * kiln_radix_items) + lane;
-    const int in_tile = (int)min((long long)kiln_radix_tile, n - tile * kiln_radix_tile);
-    K key[kiln_radix_items];
-    int position[kiln_radix_items];
-    unsigned rank[kiln_radix_items];
+    const long long b = taken;
+    if (b >= rows * tiles) break;
+    const long long row = b / tiles;
+    const int tile = (int)(b - row * tiles), tile_first = tile * tile_size;
+    const int in_tile = (int)min((long long)tile_size, n - tile_first);
+    const K* const tile_keys = keys + row * n + tile_first;
+    K key[ITEMS];
+    int value[ITEMS];
+    unsigned rank[ITEMS];
 #pragma unroll
-    for (int r = 0; r < kiln_radix_items; ++r) {  // in order: the warp's elements, a round each
-      const long long i = first + r * 32;
-      const bool valid = i < n;
-      key[r] = valid ? keys[row * n + i] : (K)0;
-      position[r] = valid ? positions[row * n + i] : 0;
+    for (int r = 0; r < ITEMS; ++r) {
+      const int i = first + r * 32;
+      key[r] = i < in_tile ? tile_keys[i] : (K)0;
+      if (VALUES) value[r] = i < in_tile ? values[row * n + tile_first + i] : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) {  // in order: the warp's elements, a round each
+      const bool valid = first + r * 32 < in_tile;
       const unsigned digit = valid ? kiln_radix_digit(key[r], shift) : 256u;
       const unsigned peers = __match_any_sync(0xffffffffu, digit);
       if (valid) rank[r] = start[warp][digit] + __popc(peers & earlier_lanes);
@@ -120,12 +161,15 @@ KILN_FN void kiln_radix_scatter(const K* keys, const int* positions, K* keys_out
       __syncwarp();
     }
     __syncthreads();
-    {  // a digit's warps' counts become their first places in the tile
+    {  // the digit's place in the row; its warps' counts become their first places in the tile
       unsigned count = 0;
       for (int w = 0; w < kiln_radix_warps; ++w) count += start[w][threadIdx.x];
-      unsigned tile_total;
-      unsigned running = kiln_radix_block_scan(count, space, &tile_total);
-      shift_out[threadIdx.x] = (int)tile_start - (int)running;
+      const unsigned earlier = kiln_radix_look_back(lookback, b, tile == 0, pass, count);
+      unsigned sum;
+      const unsigned digit_start = kiln_radix_block_scan(
+          totals[(row * passes + pass) * 256 + threadIdx.x], space, &sum);
+      unsigned running = kiln_radix_block_scan(count, space, &sum);
+      shift_out[threadIdx.x] = (int)(digit_start + earlier) - (int)running;
       for (int w = 0; w < kiln_radix_warps; ++w) {
         const unsigned c = start[w][threadIdx.x];
         start[w][threadIdx.x] = running, running += c;
@@ -133,33 +177,36 @@ KILN_FN void kiln_radix_scatter(const K* keys, const int* positions, K* keys_out
     }
     __syncthreads();
 #pragma unroll
-    for (int r = 0; r < kiln_radix_items; ++r) {
-      if (first + r * 32 >= n) break;
+    for (int r = 0; r < ITEMS; ++r) {
+      if (first + r * 32 >= in_tile) break;
       rank[r] += start[warp][kiln_radix_digit(key[r], shift)];  // the place in the tile
       staged_keys[rank[r]] = key[r];
     }
     __syncthreads();
-    int to[kiln_radix_items];  // places in the row
+    K* const row_keys_out = keys_out + row * n;
+    int to[ITEMS];  // places in the row
 #pragma unroll
-    for (int r = 0; r < kiln_radix_items; ++r) {  // the tile in digit order: runs of each digit
+    for (int r = 0; r < ITEMS; ++r) {  // the tile in digit order: runs of each digit
       const int i = r * kiln_radix_threads + threadIdx.x;
       if (i >= in_tile) break;
       const K k = staged_keys[i];
       to[r] = i + shift_out[kiln_radix_digit(k, shift)];
-      keys_out[row * n + to[r]] = k;
+      row_keys_out[to[r]] = k;
     }
-    __syncthreads();
+    if (VALUES) {
+      __syncthreads();
 #pragma unroll
-    for (int r = 0; r < kiln_radix_items; ++r) {
-      if (first + r * 32 >= n) break;
-      staged_positions[rank[r]] = position[r];
-    }
-    __syncthreads();
+      for (int r = 0; r < ITEMS; ++r) {
+        if (first + r * 32 >= in_tile) break;
+        staged_values[rank[r]] = value[r];
+      }
+      __syncthreads();
 #pragma unroll
-    for (int r = 0; r < kiln_radix_items; ++r) {
-      const int i = r * kiln_radix_threads + threadIdx.x;
-      if (i >= in_tile) break;
-      positions_out[row * n + to[r]] = staged_positions[i];
+      for (int r = 0; r < ITEMS; ++r) {
+        const int i = r * kiln_radix_threads + threadIdx.x;
+        if (i >= in_tile) break;
+        values_out[row * n + to[r]] = staged_values[i];
+      }
     }
     __syncthreads();  // before the next tile's starts
   }

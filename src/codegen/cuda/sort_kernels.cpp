@@ -12,10 +12,13 @@
 //
 // A row of up to kBlockSortUpTo elements is sorted by one block in shared memory (a bitonic
 // network over the row padded to a power of two), a block per row. Longer rows go through
-// the workspace: a launch writes every element's key and position, a least-significant-digit
-// radix sort of 8-bit digits orders them (three launches a digit: counts, their prefix sums,
-// the scatter), and a last launch writes the output. (Merging sorted tiles instead, in passes
-// of binary searches, took 8.8 ms for 16M float32 on an H100, 16x CuPy's radix sort.)
+// the workspace: a launch writes every element's key (and its position, or its bits), a launch
+// counts every digit of every row, a least-significant-digit radix sort of 8-bit digits orders
+// them (a launch a digit, each tile placed by a look-back over the earlier tiles' counts), and a
+// last launch writes the output. An integer's or a bool's key is its bits, flipped: sorting the
+// keys alone sorts the values. (Merging sorted tiles instead, in passes of binary searches, took
+// 8.8 ms for 16M float32 on an H100, 16x CuPy's radix sort; three launches a digit, counts,
+// their sums and the scatter, 1.63 ms; a launch a digit, 1.07 ms.)
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -79,10 +82,10 @@ const std::string& sort_text() {
 }
 
 // Rows of up to this many elements sort in one block's shared memory (8-byte keys and 4-byte
-// positions: 24 KiB); longer rows by the radix sort, in tiles of kRadixTile.
+// positions: 24 KiB); longer rows by the radix sort, in tiles of radix_items(p) a thread.
 constexpr int64_t kBlockSortUpTo = 2048;
-constexpr int kRadixThreads = 256;              // kiln_radix_threads
-constexpr int64_t kRadixTile = 256 * 16;        // kiln_radix_tile
+constexpr int kRadixThreads = 256;                  // kiln_radix_threads
+constexpr int64_t kLargestRadixTile = 256 * 16;     // (a row's int positions stay below 2^31)
 constexpr int64_t kDigits = 256;
 constexpr int kMostSortThreads = 512;
 constexpr int kPassThreads = 256;
@@ -123,7 +126,7 @@ std::optional<SortProblem> sort_problem(const sched::ExternCall& call,
   for (int64_t d = 0; d < rank; ++d)
     if (d != p.axis) p.rows *= p.shape[static_cast<size_t>(d)];
   // positions are ints, sentinels past the row among them
-  if (p.n >= (int64_t{1} << 31) - kBlockSortUpTo) return std::nullopt;
+  if (p.n >= (int64_t{1} << 31) - kLargestRadixTile) return std::nullopt;
   if (!p.picks.empty() && static_cast<int64_t>(p.picks.size()) != p.out_n) return std::nullopt;
   for (int64_t pick : p.picks)
     if (pick < 0 || pick >= p.n) return std::nullopt;
@@ -269,58 +272,101 @@ std::string row_sort_function(const SortProblem& p, const std::string& symbol, b
   return text.str();
 }
 
+// Whether a long sort of values sorts the keys alone: an integer's or a bool's key is its bits
+// with the sign flipped (and all flipped for `descending`), so the output is the keys turned
+// back. (A float's is not: both zeros have one key, every NaN another.)
+bool keys_only(const SortProblem& p) {
+  return !p.positions && !is_float(p.dtype);
+}
+
 // Whether a long sort of values carries each element's bits through the passes in place of
 // its position (a 4-byte word either way), so that the output is written from them rather
 // than gathered from the input at the positions (a random 32-byte sector each).
-bool carries_bits(const SortProblem& p) { return !p.positions && dtype_size(p.dtype) <= 4; }
+bool carries_bits(const SortProblem& p) {
+  return !p.positions && !keys_only(p) && dtype_size(p.dtype) <= 4;
+}
 
-int64_t radix_tiles(const SortProblem& p) { return (p.n + kRadixTile - 1) / kRadixTile; }
+// A thread's elements in a radix pass: 16 of 4-byte keys or less, 8 of 8-byte keys, whose
+// registers would leave a multiprocessor one block of 16.
+int radix_items(const SortProblem& p) {
+  return dtype_size(p.dtype) == 8 ? 8 : 16;
+}
+int64_t radix_tiles(const SortProblem& p) {
+  const int64_t tile = kRadixThreads * radix_items(p);
+  return (p.n + tile - 1) / tile;
+}
+int radix_passes(const SortProblem& p) { return static_cast<int>(dtype_size(p.dtype)); }
 
-// The workspace of a long sort: two halves of keys, then two of positions (or bits:
-// carries_bits), each rows x n; the digit counts (rows x 256 x tiles) and the rows' digit
-// totals (rows x 256).
+// The workspace of a long sort, in bytes from its start: two halves of keys, then (but
+// keys_only) two of positions or bits, each rows x n; then what the keys launch clears: the
+// look-back words (rows x tiles x 256, 8 bytes each), the rows' digit totals (rows x passes x
+// 256) and the passes' tile counters.
+struct Workspace {
+  int64_t values = 0, lookback = 0, totals = 0, counters = 0, end = 0;
+};
+
+Workspace workspace_layout(const SortProblem& p) {
+  const int64_t all = p.rows * p.n, key = dtype_size(p.dtype) == 8 ? 8 : 4;
+  Workspace w;
+  w.values = 2 * all * key;  // a multiple of 8: the look-back words stay aligned
+  w.lookback = w.values + (keys_only(p) ? 0 : 2 * all * 4);
+  w.totals = w.lookback + 8 * p.rows * radix_tiles(p) * kDigits;
+  w.counters = w.totals + 4 * p.rows * radix_passes(p) * kDigits;
+  w.end = w.counters + 4 * radix_passes(p);
+  return w;
+}
+
 std::string workspace(const SortProblem& p) {
+  const Workspace w = workspace_layout(p);
   const std::string key = key_type(p.dtype), all = std::to_string(p.rows * p.n) + "ll";
-  const std::string positions = "(int*)(kiln_keys[1] + " + all + ")";
+  const auto at = [](const std::string& type, int64_t offset) {
+    return "(" + type + "*)(kiln_args[2] + " + std::to_string(offset) + "ll)";
+  };
+  const std::string values = at("int", w.values);
   return "  " + key + "* const kiln_keys[2] = {(" + key + "*)kiln_args[2], (" + key +
-         "*)kiln_args[2] + " + all + "};\n" + "  int* const kiln_positions[2] = {" + positions +
-         ", " + positions + " + " + all + "};\n" +
-         "  unsigned* const kiln_counts = (unsigned*)(kiln_positions[1] + " + all + ");\n" +
-         "  unsigned* const kiln_totals = kiln_counts + " +
-         std::to_string(p.rows * kDigits * radix_tiles(p)) + "ll;\n";
+         "*)kiln_args[2] + " + all + "};\n" + "  int* const kiln_positions[2] = {" + values +
+         ", " + values + " + " + all + "};\n" +
+         "  unsigned long long* const kiln_lookback = " + at("unsigned long long", w.lookback) +
+         ";\n  unsigned* const kiln_totals = " + at("unsigned", w.totals) +
+         ";\n  unsigned* const kiln_tile_counters = " + at("unsigned", w.counters) + ";\n";
 }
 
-int64_t workspace_bytes(const SortProblem& p) {
-  return 2 * p.rows * p.n * (dtype_size(p.dtype) == 8 ? 12 : 8) +
-         4 * p.rows * kDigits * (radix_tiles(p) + 1);
-}
-
-// The head of a pass over `elements` elements, a thread each (grid-stride): index `e`.
-std::string pass_head(const SortProblem& p, const std::string& symbol, int64_t elements) {
+// A kernel of kPassThreads threads over the workspace.
+std::string pass_signature(const SortProblem& p, const std::string& symbol) {
   return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kPassThreads) + ") " +
-         symbol + "(const kiln_arg_table<3> kiln_args) {\n" + workspace(p) +
-         "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " +
-         std::to_string(elements) + "ll;\n       e += (long long)gridDim.x * blockDim.x) {\n";
+         symbol + "(const kiln_arg_table<3> kiln_args) {\n" + workspace(p);
 }
 
-// Every element's key and position into workspace half 0.
+// A loop over `elements` elements, a thread each (grid-stride): index `e`.
+std::string grid_stride_loop(const std::string& elements) {
+  return "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < " +
+         elements + ";\n       e += (long long)gridDim.x * blockDim.x) {\n";
+}
+
+// Clears the look-back words, totals and counters; then every element's key (and position or
+// bits) into workspace half 0.
 std::string keys_function(const SortProblem& p, const std::string& symbol) {
+  const Workspace w = workspace_layout(p);
   std::ostringstream text;
-  text << pass_head(p, symbol, p.rows * p.n)
+  text << pass_signature(p, symbol)
+       << grid_stride_loop(std::to_string((w.end - w.lookback) / 4) + "ll")
+       << "    ((unsigned*)kiln_lookback)[e] = 0;\n  }\n"
+       << grid_stride_loop(std::to_string(p.rows * p.n) + "ll")
        << "    const long long r = e / " << p.n << "ll;\n"
        << "    const int i = (int)(e - r * " << p.n << "ll);\n"
        << row_offsets(p, "r", false)
-       << "    kiln_keys[0][e] = " << key_of(p, element_address(p, "i")) << ";\n"
-       << "    kiln_positions[0][e] = "
-       << (carries_bits(p) ? "(int)*(const " + storage_type(p.dtype) + "*)(" +
-                                 element_address(p, "i") + ")"
-                           : "i")
-       << ";\n"
-       << "  }\n}\n";
+       << "    kiln_keys[0][e] = " << key_of(p, element_address(p, "i")) << ";\n";
+  if (!keys_only(p))
+    text << "    kiln_positions[0][e] = "
+         << (carries_bits(p) ? "(int)*(const " + storage_type(p.dtype) + "*)(" +
+                                   element_address(p, "i") + ")"
+                             : "i")
+         << ";\n";
+  text << "  }\n}\n";
   return text.str();
 }
 
-// A radix pass's launch: `call` of the kiln_radix_ function with the workspace's arrays.
+// A radix launch: `call` of a kiln_radix_ function with the workspace's arrays.
 std::string radix_function(const SortProblem& p, const std::string& symbol,
                            const std::string& call) {
   return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kRadixThreads) +
@@ -328,53 +374,75 @@ std::string radix_function(const SortProblem& p, const std::string& symbol,
          ";\n}\n";
 }
 
-// The launches of the digit at `shift`, from half `from` into the other.
-void add_radix_pass(const SortProblem& p, int shift, int from, const std::string& name,
-                    const target::Target& target, std::string& text,
-                    std::vector<runtime::CudaLaunch>& launches) {
+// The launches of the radix sort: the rows' digit counts, then a pass a digit, from half 0 and
+// back and forth; returns the half the last pass wrote.
+int add_radix_passes(const SortProblem& p, const std::string& name, const target::Target& target,
+                     std::string& text, std::vector<runtime::CudaLaunch>& launches) {
   const std::string n = std::to_string(p.n) + "ll", tiles = std::to_string(radix_tiles(p)) + "ll",
-                    rows = std::to_string(p.rows) + "ll", digit = std::to_string(shift);
-  const std::string in = std::to_string(from), out = std::to_string(1 - from);
-  const std::string key = key_type(p.dtype);
-  const std::pair<std::string, std::string> functions[] = {
-      {"_count", "kiln_radix_count<" + key + ">(kiln_keys[" + in + "], " + n + ", " + tiles +
-                     ", " + rows + ", " + digit + ", kiln_counts)"},
-      {"_scan", "kiln_radix_scan(kiln_counts, kiln_totals, " + tiles + ", " + rows + " * 256)"},
-      {"_scatter", "kiln_radix_scatter<" + key + ">(kiln_keys[" + in + "], kiln_positions[" + in +
-                       "], kiln_keys[" + out + "], kiln_positions[" + out +
-                       "], kiln_counts, kiln_totals, " + n + ", " + tiles + ", " + rows + ", " +
-                       digit + ")"}};
-  for (const auto& [suffix, call] : functions) {
+                    rows = std::to_string(p.rows) + "ll", passes = std::to_string(radix_passes(p));
+  const std::string key = key_type(p.dtype), values = keys_only(p) ? "false" : "true",
+                    items = std::to_string(radix_items(p));
+  const auto add = [&](const std::string& symbol, const std::string& call) {
     runtime::CudaLaunch launch;
-    launch.symbol = name + "_digit" + std::to_string(shift / 8) + suffix;
+    launch.symbol = symbol;
     launch.threads = kRadixThreads;
-    const int64_t work = suffix == "_scan" ? p.rows * kDigits : p.rows * radix_tiles(p);
-    launch.blocks =
-        std::min(work, 2 * kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
+    launch.blocks = std::min(p.rows * radix_tiles(p),
+                             2 * kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
     launch.scratch_of = 0;
-    text += radix_function(p, launch.symbol, call);
+    text += radix_function(p, symbol, call);
     launches.push_back(launch);
+  };
+  add(name + "_counts", "kiln_radix_histogram<" + key + ", " + passes + ", " + items +
+                            ">(kiln_keys[0], " + n + ", " + tiles + ", " + rows + ", kiln_totals)");
+  int from = 0;
+  for (int pass = 0; pass < radix_passes(p); ++pass, from = 1 - from) {
+    const std::string in = std::to_string(from), out = std::to_string(1 - from);
+    add(name + "_digit" + std::to_string(pass),
+        "kiln_radix_pass<" + key + ", " + values + ", " + items + ">(kiln_keys[" + in +
+            "], kiln_positions[" +
+            in + "], kiln_keys[" + out + "], kiln_positions[" + out +
+            "], kiln_totals, kiln_lookback, kiln_tile_counters + " + std::to_string(pass) + ", " +
+            n + ", " + tiles + ", " + rows + ", " + std::to_string(pass) + ", " + passes + ")");
   }
+  return from;
 }
 
-// The output from the positions in half `from`.
+// The bits of the element whose key is `key` (keys_only: the key turned back).
+std::string bits_of_key(const SortProblem& p, const std::string& key) {
+  static const std::map<int64_t, std::string> masks = {
+      {1, "0xffu"}, {2, "0xffffu"}, {4, "0xffffffffu"}, {8, "0xffffffffffffffffull"}};
+  static const std::map<int64_t, std::string> signs = {
+      {1, "0x80u"}, {2, "0x8000u"}, {4, "0x80000000u"}, {8, "0x8000000000000000ull"}};
+  const int64_t size = dtype_size(p.dtype);
+  std::string bits = p.descending ? "(" + key + " ^ " + masks.at(size) + ")" : key;
+  if (is_signed_integer(p.dtype)) bits = "(" + bits + " ^ " + signs.at(size) + ")";
+  return "(" + storage_type(p.dtype) + ")" + bits;
+}
+
+// The output from half `from`: positions, bits carried, or keys.
 std::string output_function(const SortProblem& p, int from, const std::string& symbol) {
+  const std::string type = storage_type(p.dtype);
+  const std::string to = "out_at + (long long)j * " +
+                         std::to_string(p.out_strides[static_cast<size_t>(p.axis)]) + "ll";
+  const std::string at = "r * " + std::to_string(p.n) + "ll + " + pick(p, "j");
   std::ostringstream text;
-  text << pass_head(p, symbol, p.rows * p.out_n) << picks_table(p)
+  text << pass_signature(p, symbol) << picks_table(p)
+       << grid_stride_loop(std::to_string(p.rows * p.out_n) + "ll")
        << "    const long long r = e / " << p.out_n << "ll;\n"
        << "    const int j = (int)(e - r * " << p.out_n << "ll);\n"
        << row_offsets(p, "r")
-       << "    {\n"
-       << "      const int position =\n"
-       << "          kiln_positions[" << from << "][r * " << p.n << "ll + " << pick(p, "j")
-       << "];\n";
-  if (carries_bits(p)) {  // the element's own bits, in place of its position
-    const std::string type = storage_type(p.dtype);
-    text << "      ((" << type << "*)kiln_args[1])[out_at + (long long)j * "
-         << p.out_strides[static_cast<size_t>(p.axis)] << "ll] = (" << type
-         << ")(unsigned)position;\n";
+       << "    {\n";
+  if (keys_only(p)) {
+    text << "      ((" << type << "*)kiln_args[1])[" << to
+         << "] = " << bits_of_key(p, "kiln_keys[" + std::to_string(from) + "][" + at + "]")
+         << ";\n";
   } else {
-    text << write_output(p, "j", "position");
+    text << "      const int position = kiln_positions[" << from << "][" << at << "];\n";
+    if (carries_bits(p))  // the element's own bits, in place of its position
+      text << "      ((" << type << "*)kiln_args[1])[" << to << "] = (" << type
+           << ")(unsigned)position;\n";
+    else
+      text << write_output(p, "j", "position");
   }
   text << "    }\n"
        << "  }\n}\n";
@@ -442,12 +510,10 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
         launch.symbol = name + "_keys";
         launch.threads = kPassThreads;
         launch.blocks = grid_stride_blocks(p.rows * p.n, kPassThreads, target);
-        launch.scratch_bytes = workspace_bytes(p);
+        launch.scratch_bytes = workspace_layout(p).end;
         text += keys_function(p, launch.symbol);
         call.launches.push_back(launch);
-        int from = 0;
-        for (int shift = 0; shift < 8 * dtype_size(p.dtype); shift += 8, from = 1 - from)
-          add_radix_pass(p, shift, from, name, target, text, call.launches);
+        const int from = add_radix_passes(p, name, target, text, call.launches);
         runtime::CudaLaunch out;
         out.symbol = name + "_out";
         out.threads = kPassThreads;
