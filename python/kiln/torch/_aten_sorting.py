@@ -12,6 +12,8 @@ sort beats kiln's there (H100, session 83, argsort in µs, kiln against torch: o
 float32 1,087 against 935, of 4M int32 326 / 288, of 1M float64 220 / 208; but 16 rows of
 65,536 float32 94 / 161, 64 rows of 5,000 float64 90 / 167; bench/cuda_sorts.py); topk of a
 few elements runs as rounds of argmax on the device (_aten_pointwise.topk_by_rounds)."""
+import math
+
 import torch
 
 from .. import _kiln
@@ -31,9 +33,8 @@ def _on_cuda(node):
 def _refuse_few_long_gpu_rows(node, x, dim):
     if not _on_cuda(node) or x.ndim == 0:
         return
-    length, rows = x.shape[dim], 1
-    for d, size in enumerate(x.shape):
-        rows = rows * size if d != dim else rows
+    length = x.shape[dim]
+    rows = math.prod(size for d, size in enumerate(x.shape) if d != dim)
     if not isinstance(length, int):
         raise Unconvertible(f"sort of rows of dynamic length {length} on the GPU")
     if length >= LONG_ROW and not (isinstance(rows, int) and rows >= FEW_ROWS):
