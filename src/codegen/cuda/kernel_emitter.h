@@ -2,12 +2,14 @@
 // launch plans (how the statements of a kernel map onto one launch's grid and blocks), shared
 // loops, and reductions within a thread, across a block and across the grid. Internal to
 // src/codegen/cuda; split over launch_plans.cpp (plans), register_plans.cpp and
-// vector_plans.cpp (values held in registers, 16-byte accesses), cuda_emitter.cpp (launches,
-// loops), step_emitter.cpp (a thread's steps), register_emitter.cpp (registers, capped
-// unrolling), reduce_emitter.cpp (reductions), fold_emitter.cpp (each thread's share of a
-// reduction's elements), scan_emitter.cpp (long scans in tiles), device_loops.cpp (graph
-// loops run on the device, each launch a __device__ function; device_loop_printer.h writes the
-// loop kernel) and sort_kernels.cpp (argsort and sort).
+// vector_plans.cpp (values held in registers, 16-byte accesses), cuda_emitter.cpp (a launch's
+// body, loops), cuda_source.cpp (a Program's source: header, launches, variants),
+// step_emitter.cpp (a thread's steps), register_emitter.cpp (registers, capped unrolling),
+// reduce_emitter.cpp (a thread's and a block's reductions), grid_reduce_emitter.cpp (split
+// reductions, column tiles), fold_emitter.cpp (each thread's share of a reduction's elements),
+// scan_emitter.cpp (long scans in tiles), device_loops.cpp (graph loops run on the device, each
+// launch a __device__ function; device_loop_printer.h writes the loop kernel) and
+// sort_kernels.cpp (argsort and sort).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -437,6 +439,7 @@ class CudaKernelEmitter : public CLikePrinter {
   // Whether the block's threads share the last reduction loop, nested in the others.
   bool nests_over_threads(const Stmt& s) const;
   void block_combine(const Stmt& s);
+  // grid_reduce_emitter.cpp
   std::vector<std::pair<std::string, std::string>> state_fields(const sched::Accumulation& a) const;
   void split_reduce(const std::vector<Stmt>& body);
   void column_tiles(const std::vector<Stmt>& body);
