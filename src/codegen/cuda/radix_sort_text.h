@@ -56,28 +56,43 @@ KILN_FN void kiln_radix_flush(unsigned (*histogram)[256], unsigned* totals, long
   __syncthreads();
 }
 // totals[(row * PASSES + d) * 256 + digit]: how many of the row's keys have `digit` in byte d
-// (zero at the start: the keys launch clears them).
-template <class K, int PASSES, int ITEMS>
-KILN_FN void kiln_radix_histogram(const K* keys, long long n, long long tiles, long long rows,
-                                  unsigned* totals) {
+// (zero at the start: the sort's first launch clears them).
+template <class K, int PASSES, int ITEMS, class Source>
+KILN_FN void kiln_radix_histogram(const Source& source, long long n, long long tiles,
+                                  long long rows, unsigned* totals) {
   constexpr int tile_size = kiln_radix_threads * ITEMS;
   __shared__ unsigned histogram[PASSES][256];
-  long long row = -1;
+  long long row = -1, at = 0;
   kiln_radix_flush<PASSES>(histogram, totals, row);
   for (long long b = blockIdx.x; b < rows * tiles; b += gridDim.x) {
     const long long r = b / tiles;
     const int first = (int)(b - r * tiles) * tile_size;
-    if (r != row) kiln_radix_flush<PASSES>(histogram, totals, row), row = r;
-    const K* const row_keys = keys + r * n;
+    if (r != row) kiln_radix_flush<PASSES>(histogram, totals, row), row = r, at = source.at(r);
     const int last = (int)min((long long)first + tile_size, n);
     for (int i = first + threadIdx.x; i < last; i += kiln_radix_threads) {
-      const K key = row_keys[i];
+      const K key = source.key(at, i);
 #pragma unroll
       for (int d = 0; d < PASSES; ++d) atomicAdd(&histogram[d][kiln_radix_digit(key, 8 * d)], 1u);
     }
   }
   kiln_radix_flush<PASSES>(histogram, totals, row);
 }
+// A half of the workspace, which a pass reads (a Source) or writes (a Sink): each row's keys
+// and values (positions or bits; none where the keys alone are sorted), n apart. The sort's
+// own Source reads its operand (the first pass and the counts), and its Sink, where the last
+// pass can write the result itself, stores it.
+template <class K>
+struct kiln_radix_half {
+  static constexpr bool keys = true, values = true;
+  K* key_data;
+  int* value_data;
+  long long n;
+  KILN_FN long long at(long long row) const { return row * n; }
+  KILN_FN K key(long long at, int i) const { return key_data[at + i]; }
+  KILN_FN int value(long long at, int i) const { return value_data[at + i]; }
+  KILN_FN void store_key(long long at, int i, K key) const { key_data[at + i] = key; }
+  KILN_FN void store_value(long long at, int i, int value) const { value_data[at + i] = value; }
+};
 // A (tile, digit)'s look-back word: the pass (from 1) from bit 33 up, bit 32 once the count is
 // the digit's in the row's tiles up to this one (else in this tile alone), the count below.
 // Words of another pass or call never match (the keys launch clears them once a call).
@@ -110,16 +125,15 @@ KILN_FN unsigned kiln_radix_look_back(unsigned long long* lookback, long long b,
   kiln_radix_publish(word, this_pass | inclusive | (earlier + count));
   return earlier;
 }
-// One pass: the keys (and VALUES: their positions or bits) of half `in` placed by their digit
-// into half `out`. A tile's elements are put in digit order in shared memory (their places in
+// One pass: the keys (and VALUES: their positions or bits) of `source` placed by their digit
+// into `sink` (what it keeps of them). A tile's elements are put in digit order in shared memory (their places in
 // the tile), then written out in that order, so that a warp's stores fill runs of each
 // digit's range. Every key is loaded before the first is ranked (a warp's ranking rounds are
 // ordered by __syncwarp, which loads do not pass).
-template <class K, bool VALUES, int ITEMS>
-KILN_FN void kiln_radix_pass(const K* keys, const int* values, K* keys_out, int* values_out,
-                             const unsigned* totals, unsigned long long* lookback,
-                             unsigned* next_tile, long long n, long long tiles, long long rows,
-                             int pass, int passes) {
+template <class K, bool VALUES, int ITEMS, class Source, class Sink>
+KILN_FN void kiln_radix_pass(const Source& source, const Sink& sink, const unsigned* totals,
+                             unsigned long long* lookback, unsigned* next_tile, long long n,
+                             long long tiles, long long rows, int pass, int passes) {
   constexpr int tile_size = kiln_radix_threads * ITEMS;
   __shared__ unsigned space[kiln_radix_warps + 1];
   __shared__ unsigned start[kiln_radix_warps][256];  // a warp's first place for each digit
@@ -140,15 +154,15 @@ KILN_FN void kiln_radix_pass(const K* keys, const int* values, K* keys_out, int*
     const long long row = b / tiles;
     const int tile = (int)(b - row * tiles), tile_first = tile * tile_size;
     const int in_tile = (int)min((long long)tile_size, n - tile_first);
-    const K* const tile_keys = keys + row * n + tile_first;
+    const long long from = source.at(row);
     K key[ITEMS];
     int value[ITEMS];
     unsigned rank[ITEMS];
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {
       const int i = first + r * 32;
-      key[r] = i < in_tile ? tile_keys[i] : (K)0;
-      if (VALUES) value[r] = i < in_tile ? values[row * n + tile_first + i] : 0;
+      key[r] = i < in_tile ? source.key(from, tile_first + i) : (K)0;
+      if (VALUES) value[r] = i < in_tile ? source.value(from, tile_first + i) : 0;
     }
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {  // in order: the warp's elements, a round each
@@ -183,7 +197,7 @@ KILN_FN void kiln_radix_pass(const K* keys, const int* values, K* keys_out, int*
       staged_keys[rank[r]] = key[r];
     }
     __syncthreads();
-    K* const row_keys_out = keys_out + row * n;
+    const long long at = sink.at(row);
     int to[ITEMS];  // places in the row
 #pragma unroll
     for (int r = 0; r < ITEMS; ++r) {  // the tile in digit order: runs of each digit
@@ -191,9 +205,9 @@ KILN_FN void kiln_radix_pass(const K* keys, const int* values, K* keys_out, int*
       if (i >= in_tile) break;
       const K k = staged_keys[i];
       to[r] = i + shift_out[kiln_radix_digit(k, shift)];
-      row_keys_out[to[r]] = k;
+      if (Sink::keys) sink.store_key(at, to[r], k);
     }
-    if (VALUES) {
+    if (VALUES && Sink::values) {
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < ITEMS; ++r) {
@@ -205,7 +219,7 @@ KILN_FN void kiln_radix_pass(const K* keys, const int* values, K* keys_out, int*
       for (int r = 0; r < ITEMS; ++r) {
         const int i = r * kiln_radix_threads + threadIdx.x;
         if (i >= in_tile) break;
-        values_out[row * n + to[r]] = staged_values[i];
+        sink.store_value(at, to[r], staged_values[i]);
       }
     }
     __syncthreads();  // before the next tile's starts

@@ -12,10 +12,10 @@
 //
 // A row of up to kBlockSortUpTo elements is sorted by one block in shared memory (a bitonic
 // network over the row padded to a power of two), a block per row. Longer rows go through
-// the workspace: a launch writes every element's key (and its position, or its bits), a launch
-// counts every digit of every row, a least-significant-digit radix sort of 8-bit digits orders
-// them (a launch a digit, each tile placed by a look-back over the earlier tiles' counts), and a
-// last launch writes the output. An integer's or a bool's key is its bits, flipped: sorting the
+// the workspace: a launch clears its counters, a launch counts every digit of every row, and a
+// least-significant-digit radix sort of 8-bit digits orders the rows (a launch a digit, each
+// tile placed by a look-back over the earlier tiles' counts; the first reads the operand, the
+// last writes the result where it can, else a last launch does). An integer's or a bool's key is its bits, flipped: sorting the
 // keys alone sorts the values. (Merging sorted tiles instead, in passes of binary searches, took
 // 8.8 ms for 16M float32 on an H100, 16x CuPy's radix sort; three launches a digit, counts,
 // their sums and the scatter, 1.63 ms; a launch a digit, 1.07 ms.)
@@ -322,18 +322,19 @@ std::string workspace(const SortProblem& p) {
   const auto at = [](const std::string& type, int64_t offset) {
     return "(" + type + "*)(kiln_args[2] + " + std::to_string(offset) + "ll)";
   };
-  const std::string values = at("int", w.values);
-  return "  " + key + "* const kiln_keys[2] = {(" + key + "*)kiln_args[2], (" + key +
-         "*)kiln_args[2] + " + all + "};\n" + "  int* const kiln_positions[2] = {" + values +
-         ", " + values + " + " + all + "};\n" +
-         "  unsigned long long* const kiln_lookback = " + at("unsigned long long", w.lookback) +
-         ";\n  unsigned* const kiln_totals = " + at("unsigned", w.totals) +
-         ";\n  unsigned* const kiln_tile_counters = " + at("unsigned", w.counters) + ";\n";
+  const std::string keys = "(" + key + "*)kiln_args[2]", values = at("int", w.values),
+                    n = std::to_string(p.n) + "ll";
+  return "  const kiln_radix_half<" + key + "> kiln_halves[2] = {{" + keys + ", " + values +
+         ", " + n + "}, {" + keys + " + " + all + ", " + values + " + " + all + ", " + n +
+         "}};\n  unsigned long long* const kiln_lookback = " +
+         at("unsigned long long", w.lookback) + ";\n  unsigned* const kiln_totals = " +
+         at("unsigned", w.totals) + ";\n  unsigned* const kiln_tile_counters = " +
+         at("unsigned", w.counters) + ";\n";
 }
 
-// A kernel of kPassThreads threads over the workspace.
-std::string pass_signature(const SortProblem& p, const std::string& symbol) {
-  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kPassThreads) + ") " +
+// A kernel of `threads` threads over the workspace.
+std::string radix_signature(const SortProblem& p, const std::string& symbol, int threads) {
+  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " +
          symbol + "(const kiln_arg_table<3> kiln_args) {\n" + workspace(p);
 }
 
@@ -343,68 +344,10 @@ std::string grid_stride_loop(const std::string& elements) {
          elements + ";\n       e += (long long)gridDim.x * blockDim.x) {\n";
 }
 
-// Clears the look-back words, totals and counters; then every element's key (and position or
-// bits) into workspace half 0.
-std::string keys_function(const SortProblem& p, const std::string& symbol) {
-  const Workspace w = workspace_layout(p);
-  std::ostringstream text;
-  text << pass_signature(p, symbol)
-       << grid_stride_loop(std::to_string((w.end - w.lookback) / 4) + "ll")
-       << "    ((unsigned*)kiln_lookback)[e] = 0;\n  }\n"
-       << grid_stride_loop(std::to_string(p.rows * p.n) + "ll")
-       << "    const long long r = e / " << p.n << "ll;\n"
-       << "    const int i = (int)(e - r * " << p.n << "ll);\n"
-       << row_offsets(p, "r", false)
-       << "    kiln_keys[0][e] = " << key_of(p, element_address(p, "i")) << ";\n";
-  if (!keys_only(p))
-    text << "    kiln_positions[0][e] = "
-         << (carries_bits(p) ? "(int)*(const " + storage_type(p.dtype) + "*)(" +
-                                   element_address(p, "i") + ")"
-                             : "i")
-         << ";\n";
-  text << "  }\n}\n";
-  return text.str();
-}
-
-// A radix launch: `call` of a kiln_radix_ function with the workspace's arrays.
-std::string radix_function(const SortProblem& p, const std::string& symbol,
-                           const std::string& call) {
-  return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kRadixThreads) +
-         ") " + symbol + "(const kiln_arg_table<3> kiln_args) {\n" + workspace(p) + "  " + call +
-         ";\n}\n";
-}
-
-// The launches of the radix sort: the rows' digit counts, then a pass a digit, from half 0 and
-// back and forth; returns the half the last pass wrote.
-int add_radix_passes(const SortProblem& p, const std::string& name, const target::Target& target,
-                     std::string& text, std::vector<runtime::CudaLaunch>& launches) {
-  const std::string n = std::to_string(p.n) + "ll", tiles = std::to_string(radix_tiles(p)) + "ll",
-                    rows = std::to_string(p.rows) + "ll", passes = std::to_string(radix_passes(p));
-  const std::string key = key_type(p.dtype), values = keys_only(p) ? "false" : "true",
-                    items = std::to_string(radix_items(p));
-  const auto add = [&](const std::string& symbol, const std::string& call) {
-    runtime::CudaLaunch launch;
-    launch.symbol = symbol;
-    launch.threads = kRadixThreads;
-    launch.blocks = std::min(p.rows * radix_tiles(p),
-                             2 * kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
-    launch.scratch_of = 0;
-    text += radix_function(p, symbol, call);
-    launches.push_back(launch);
-  };
-  add(name + "_counts", "kiln_radix_histogram<" + key + ", " + passes + ", " + items +
-                            ">(kiln_keys[0], " + n + ", " + tiles + ", " + rows + ", kiln_totals)");
-  int from = 0;
-  for (int pass = 0; pass < radix_passes(p); ++pass, from = 1 - from) {
-    const std::string in = std::to_string(from), out = std::to_string(1 - from);
-    add(name + "_digit" + std::to_string(pass),
-        "kiln_radix_pass<" + key + ", " + values + ", " + items + ">(kiln_keys[" + in +
-            "], kiln_positions[" +
-            in + "], kiln_keys[" + out + "], kiln_positions[" + out +
-            "], kiln_totals, kiln_lookback, kiln_tile_counters + " + std::to_string(pass) + ", " +
-            n + ", " + tiles + ", " + rows + ", " + std::to_string(pass) + ", " + passes + ")");
-  }
-  return from;
+// Whether the last pass writes the result itself (every place of the order, written as the
+// element's position, its bits carried, or its key turned back), not a last launch.
+bool last_pass_writes_output(const SortProblem& p) {
+  return p.picks.empty() && p.out_n == p.n && (keys_only(p) || carries_bits(p) || p.positions);
 }
 
 // The bits of the element whose key is `key` (keys_only: the key turned back).
@@ -419,32 +362,109 @@ std::string bits_of_key(const SortProblem& p, const std::string& key) {
   return "(" + storage_type(p.dtype) + ")" + bits;
 }
 
-// The output from half `from`: positions, bits carried, or keys.
-std::string output_function(const SortProblem& p, int from, const std::string& symbol) {
+// The line writing output element j of the row at out_at: from the element's value (its
+// position or carried bits), or (`from_key`) from its key.
+std::string store_output(const SortProblem& p, bool from_key) {
   const std::string type = storage_type(p.dtype);
   const std::string to = "out_at + (long long)j * " +
                          std::to_string(p.out_strides[static_cast<size_t>(p.axis)]) + "ll";
+  if (from_key)
+    return "      ((" + type + "*)kiln_args[1])[" + to + "] = " + bits_of_key(p, "key") + ";\n";
+  if (carries_bits(p))
+    return "      ((" + type + "*)kiln_args[1])[" + to + "] = (" + type + ")(unsigned)position;\n";
+  return write_output(p, "j", "position");
+}
+
+// The sort's own Source (its operand: keys made on the fly, values its positions or bits) and
+// Sink (its result, where the last pass writes it): `name`_input and `name`_output.
+std::string operand_structs(const SortProblem& p, const std::string& name) {
+  const std::string key = key_type(p.dtype), type = storage_type(p.dtype);
+  std::ostringstream text;
+  text << "struct " << name << "_input {\n"
+       << "  kiln_arg_table<3> kiln_args;\n"
+       << "  KILN_FN long long at(long long row) const {\n" << row_offsets(p, "row", false)
+       << "    return in_at;\n  }\n"
+       << "  KILN_FN " << key << " key(long long in_at, int i) const {\n"
+       << "    return " << key_of(p, element_address(p, "i")) << ";\n  }\n"
+       << "  KILN_FN int value(long long in_at, int i) const {\n    return "
+       << (carries_bits(p) ? "(int)*(const " + type + "*)(" + element_address(p, "i") + ")" : "i")
+       << ";\n  }\n};\n";
+  if (!last_pass_writes_output(p)) return text.str();
+  text << "struct " << name << "_output {\n"
+       << "  static constexpr bool keys = " << (keys_only(p) ? "true" : "false")
+       << ", values = " << (keys_only(p) ? "false" : "true") << ";\n"
+       << "  kiln_arg_table<3> kiln_args;\n"
+       << "  KILN_FN long long at(long long row) const {\n" << row_offsets(p, "row", true)
+       << "    return out_at;\n  }\n"
+       << "  KILN_FN void store_key(long long out_at, int j, " << key << " key) const {\n"
+       << (keys_only(p) ? store_output(p, true) : "") << "  }\n"
+       << "  KILN_FN void store_value(long long out_at, int j, int position) const {\n"
+       << (keys_only(p) ? "" : store_output(p, false)) << "  }\n};\n";
+  return text.str();
+}
+
+// Clears the look-back words, totals and tile counters (each launch of the sort finds them so).
+std::string clear_function(const SortProblem& p, const std::string& symbol) {
+  const Workspace w = workspace_layout(p);
+  return radix_signature(p, symbol, kPassThreads) +
+         grid_stride_loop(std::to_string((w.end - w.lookback) / 4) + "ll") +
+         "    ((unsigned*)kiln_lookback)[e] = 0;\n  }\n}\n";
+}
+
+// The launches of the radix sort after the clearing: the rows' digit counts, then a pass a
+// digit, from the operand into half 0, then back and forth (the last into the result where it
+// can); returns the half the last pass wrote, or -1 for the result.
+int add_radix_passes(const SortProblem& p, const std::string& name, const target::Target& target,
+                     std::string& text, std::vector<runtime::CudaLaunch>& launches) {
+  const std::string n = std::to_string(p.n) + "ll", tiles = std::to_string(radix_tiles(p)) + "ll",
+                    rows = std::to_string(p.rows) + "ll", passes = std::to_string(radix_passes(p));
+  const std::string key = key_type(p.dtype), values = keys_only(p) ? "false" : "true",
+                    items = std::to_string(radix_items(p));
+  const std::string input = name + "_input{kiln_args}";
+  const auto add = [&](const std::string& symbol, const std::string& call) {
+    runtime::CudaLaunch launch;
+    launch.symbol = symbol;
+    launch.threads = kRadixThreads;
+    launch.blocks = std::min(p.rows * radix_tiles(p),
+                             2 * kBlocksPerMultiprocessor * std::max(1, target.multiprocessors));
+    launch.scratch_of = 0;
+    text += radix_signature(p, symbol, kRadixThreads) + "  " + call + ";\n}\n";
+    launches.push_back(launch);
+  };
+  add(name + "_counts", "kiln_radix_histogram<" + key + ", " + passes + ", " + items + ">(" +
+                            input + ", " + n + ", " + tiles + ", " + rows + ", kiln_totals)");
+  int to = -1;
+  for (int pass = 0; pass < radix_passes(p); ++pass) {
+    const std::string source = pass == 0 ? input : "kiln_halves[" + std::to_string(to) + "]";
+    const bool last = pass + 1 == radix_passes(p);
+    to = last && last_pass_writes_output(p) ? -1 : pass % 2;
+    const std::string sink = to < 0 ? name + "_output{kiln_args}"
+                                    : "kiln_halves[" + std::to_string(to) + "]";
+    add(name + "_digit" + std::to_string(pass),
+        "kiln_radix_pass<" + key + ", " + values + ", " + items + ">(" + source + ", " + sink +
+            ", kiln_totals, kiln_lookback, kiln_tile_counters + " + std::to_string(pass) + ", " +
+            n + ", " + tiles + ", " + rows + ", " + std::to_string(pass) + ", " + passes + ")");
+  }
+  return to;
+}
+
+// The output from half `from`: positions, bits carried, or keys turned back.
+std::string output_function(const SortProblem& p, int from, const std::string& symbol) {
+  const std::string half = "kiln_halves[" + std::to_string(from) + "]";
   const std::string at = "r * " + std::to_string(p.n) + "ll + " + pick(p, "j");
   std::ostringstream text;
-  text << pass_signature(p, symbol) << picks_table(p)
+  text << radix_signature(p, symbol, kPassThreads) << picks_table(p)
        << grid_stride_loop(std::to_string(p.rows * p.out_n) + "ll")
        << "    const long long r = e / " << p.out_n << "ll;\n"
        << "    const int j = (int)(e - r * " << p.out_n << "ll);\n"
        << row_offsets(p, "r")
        << "    {\n";
-  if (keys_only(p)) {
-    text << "      ((" << type << "*)kiln_args[1])[" << to
-         << "] = " << bits_of_key(p, "kiln_keys[" + std::to_string(from) + "][" + at + "]")
-         << ";\n";
-  } else {
-    text << "      const int position = kiln_positions[" << from << "][" << at << "];\n";
-    if (carries_bits(p))  // the element's own bits, in place of its position
-      text << "      ((" << type << "*)kiln_args[1])[" << to << "] = (" << type
-           << ")(unsigned)position;\n";
-    else
-      text << write_output(p, "j", "position");
-  }
-  text << "    }\n"
+  if (keys_only(p))
+    text << "      const " << key_type(p.dtype) << " key = " << half << ".key_data[" << at
+         << "];\n";
+  else
+    text << "      const int position = " << half << ".value_data[" << at << "];\n";
+  text << store_output(p, keys_only(p)) << "    }\n"
        << "  }\n}\n";
   return text.str();
 }
@@ -507,20 +527,24 @@ void add_sort_kernels(const Program& program, const target::Target& target, Cuda
         text += row_sort_function(p, launch.symbol, false);
         call.launches.push_back(launch);
       } else {
-        launch.symbol = name + "_keys";
+        text += operand_structs(p, name);
+        launch.symbol = name + "_clear";
         launch.threads = kPassThreads;
-        launch.blocks = grid_stride_blocks(p.rows * p.n, kPassThreads, target);
+        launch.blocks = grid_stride_blocks((workspace_layout(p).end - workspace_layout(p).lookback) / 4,
+                                           kPassThreads, target);
         launch.scratch_bytes = workspace_layout(p).end;
-        text += keys_function(p, launch.symbol);
+        text += clear_function(p, launch.symbol);
         call.launches.push_back(launch);
         const int from = add_radix_passes(p, name, target, text, call.launches);
-        runtime::CudaLaunch out;
-        out.symbol = name + "_out";
-        out.threads = kPassThreads;
-        out.blocks = grid_stride_blocks(p.rows * p.out_n, kPassThreads, target);
-        out.scratch_of = 0;
-        text += output_function(p, from, out.symbol);
-        call.launches.push_back(out);
+        if (from >= 0) {
+          runtime::CudaLaunch out;
+          out.symbol = name + "_out";
+          out.threads = kPassThreads;
+          out.blocks = grid_stride_blocks(p.rows * p.out_n, kPassThreads, target);
+          out.scratch_of = 0;
+          text += output_function(p, from, out.symbol);
+          call.launches.push_back(out);
+        }
       }
     }
     source.functions.push_back(text);
