@@ -77,7 +77,11 @@ std::optional<SliceIndex> slice_index(const ir::Graph& graph, ir::ValueId index,
 }
 
 bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size) {
-  return slice_index(graph, index, size).has_value();
+  const ir::Node& node = graph.node(index);
+  const bool one_index = std::all_of(node.shape.begin(), node.shape.end(), [](const ir::Dim& d) {
+    return d.is_constant() && d.constant() == 1;
+  });
+  return one_index || slice_index(graph, index, size).has_value();
 }
 
 }  // namespace kiln::sched

@@ -11,10 +11,11 @@
 
 namespace kiln::sched {
 
-// Whether `index`, a scatter's index input into an axis of `size` elements, is a * iota + b
-// with a != 0 (through casts, reshapes and broadcasts that keep its one dimension), its values
-// all in [0, size) or all in [-size, 0): distinct positions after NumPy's wrap of negative
-// indices, none clamped.
+// Whether `index`, a scatter's index input into an axis of `size` elements, never repeats: one
+// index (`out[i] = row` in a loop, whatever i is at run time), or a * iota + b with a != 0
+// (through casts, reshapes and broadcasts that keep its one dimension), its values all in
+// [0, size) or all in [-size, 0): distinct positions after NumPy's wrap of negative indices,
+// none clamped.
 bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size);
 
 // index = slope * iota + offset, as distinct_indices proves it; nullopt where it does not.

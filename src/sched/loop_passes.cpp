@@ -13,6 +13,7 @@
 #include "sched/guard_reductions.h"
 #include "sched/induction_ranges.h"
 #include "sched/merge_loops.h"
+#include "sched/pin_masked_elements.h"
 #include "sched/split_wide_loops.h"
 #include "sched/trim_loops.h"
 
@@ -24,6 +25,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   static const std::vector<LoopPass> cpu = {
       // Target-neutral, first: indexing by a graph loop's index, what a reduction must visit.
       {"fold_induction_clamps", nullptr, fold_induction_clamps},
+      {"pin_masked_elements", pin_masked_elements},
       {"trim_loops", trim_loops},
       {"guard_reductions", guard_reductions},
       {"merge_reduction_loops", merge_reduction_loops},
@@ -41,6 +43,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   };
   // The GPU's emitter decides threads, vectors and splits itself, from the loops as merged.
   static const std::vector<LoopPass> cuda = {
+      {"pin_masked_elements", pin_masked_elements},
       {"merge_loops", merge_loops},
       {"split_wide_loops", split_wide_loops},
   };

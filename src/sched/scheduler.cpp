@@ -422,7 +422,7 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
     });
     size_t ordered_from = kernel.body.size();
     for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
-    if (slice) return SIZE_MAX;  // distinct indices: any order
+    if (distinct_indices(graph_, node.inputs[1], size)) return SIZE_MAX;  // any order
     return ordered_from;  // duplicates must apply in order
   });
 }

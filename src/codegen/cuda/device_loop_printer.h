@@ -16,11 +16,13 @@
 namespace kiln::codegen::cuda_detail {
 
 // A launch of a step as the loop kernel calls it: its device function, the threads that run
-// it, and whether only its first thread touches memory after its last barrier
+// it, whether only its first thread touches memory (one thread's work: a single element's
+// store) and whether only that thread does after its last barrier
 // (CudaKernelEmitter::ends_on_first_thread).
 struct LoopCall {
   std::string symbol;
   int threads = 1;
+  bool first_thread_only = false;
   bool ends_on_first_thread = false;
 };
 
@@ -81,11 +83,11 @@ class LoopPrinter {
       table += arguments.empty() ? "nullptr}}" : "}}";
       for (const LoopCall& call : calls_.at(s)) {
         const bool guarded = call.threads < threads_ && !one_thread_;
-        if (owed && !(first_thread_since && call.threads == 1)) barrier(pad + "    ");
+        if (owed && !(first_thread_since && call.first_thread_only)) barrier(pad + "    ");
         out_ << pad << "    " << (guarded ? "if (threadIdx.x < " + std::to_string(call.threads) + ") " : "")
              << call.symbol << "(" << table << ");\n";
         owed = true;
-        first_thread_since = call.threads == 1 || call.ends_on_first_thread;
+        first_thread_since = call.first_thread_only || call.ends_on_first_thread;
       }
     }
     if (owed) barrier(pad + "    ");

@@ -392,7 +392,8 @@ void add_device_loops(const Program& program, const Options& options, const targ
         // a launch whose code still names its thread (block) keeps the loop in one thread (block).
         if (code.find(plan.one_thread ? "threadIdx" : "blockIdx") != std::string::npos)
           parallel_trips = 0;
-        calls[step].push_back({symbol, plans[l].threads, emitter.ends_on_first_thread()});
+        calls[step].push_back({symbol, plans[l].threads, one_threads_work(kernel, plans[l]),
+                               emitter.ends_on_first_thread()});
       }
     }
     std::vector<int32_t> buffers = sched::compiled_loop_buffers(program, kernel_arguments, begin);
@@ -401,7 +402,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     for (const auto& [step, sort] : plan.sorts) {
       text += sort.function;
       arguments[step] = sort.arguments;
-      calls[step].push_back({sort.symbol, sort.threads, false});
+      calls[step].push_back({sort.symbol, sort.threads, false, false});
       buffers.insert(buffers.end(), sort.arguments.begin(), sort.arguments.end());
     }
     std::sort(buffers.begin(), buffers.end());
