@@ -190,6 +190,21 @@ def test_a_row_stored_at_the_loops_index_is_stored_by_the_blocks_threads(cuda_so
                for store in stores), stores
 
 
+def test_a_loop_prefetches_the_arrays_it_only_reads_into_l2(cuda_sources):
+    """row_recurrence's loop reads x (600 KB here) and writes out: the block prefetches x into
+    L2 before its first iteration, and not out; crc32's table of 37 words is not worth it."""
+    x = np.random.default_rng(6).random((300, 256))
+    compiled = kiln.compile(loop_programs.row_recurrence, device="cuda" if GPU else "cpu")
+    np.testing.assert_allclose(compiled(x), loop_programs.row_recurrence(x), rtol=1e-12)
+    loop = cuda_sources[-1][re.search(r"__global__ void __launch_bounds__\(\d+\) kiln_loop",
+                                      cuda_sources[-1]).start():]
+    assert re.findall(r"kiln_prefetch_l2\(kiln_args\[\d+\], (\d+)ll\)", loop) == [str(x.nbytes)], loop
+    data = np.random.default_rng(1).integers(0, 256, 37, dtype=np.uint32)
+    assert kiln.compile(loop_programs.crc32, device="cuda" if GPU else "cpu")(data) == \
+        loop_programs.crc32(data)
+    assert "kiln_prefetch_l2(" not in cuda_sources[-1][cuda_sources[-1].index(" kiln_loop"):]
+
+
 def big_body(x):
     for _ in range(3):
         x = np.sin(x) + 0.5

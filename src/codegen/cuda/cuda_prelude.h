@@ -142,6 +142,14 @@ KILN_FN void kiln_block_copy(char* to, const char* from, long long bytes) {
   }
 }
 
+// `bytes` from `from` into L2 by the block's threads, a request per 128-byte line, ahead of a
+// device loop's iterations (the arrays it reads and does not write). (Hopper's bulk prefetch,
+// a request per 64 KiB, made forward substitution's rows later: 865 against 823 us.)
+KILN_FN void kiln_prefetch_l2(const char* from, long long bytes) {
+  for (long long j = (long long)threadIdx.x * 128; j < bytes; j += (long long)blockDim.x * 128)
+    asm volatile("prefetch.global.L2 [%0];" : : "l"(from + j));
+}
+
 // The same copy by one thread (a device loop that one thread runs).
 KILN_FN void kiln_thread_copy(char* to, const char* from, long long bytes) {
   if ((((unsigned long long)to | (unsigned long long)from | (unsigned long long)bytes) & 7) == 0) {

@@ -183,6 +183,31 @@ struct LoopPlan {
   std::map<int32_t, int64_t> private_offsets;  // by buffer, into a block's share
 };
 
+// A loop run by one block reads its arrays at one multiprocessor's pace, each iteration waiting
+// out its loads' latency from memory (a row a step). The arrays it reads and never writes,
+// from 64 KiB up to 16 MiB in all, are prefetched into L2 (50 MiB on an H100) by the block's
+// threads before the first iteration, so that the iterations' loads wait for L2 (H100:
+// row_recurrence's 4000 rows 2.33 -> 1.67 ms; forward substitution, whose 8 MB matrix a
+// repeated call finds in L2 already, 795-802 -> 823 us, the requests' own time).
+constexpr int64_t kSmallestPrefetch = 64 << 10, kMostPrefetched = 16 << 20;
+
+std::string read_only_prefetches(const Program& program, const std::vector<int32_t>& buffers,
+                                 size_t begin) {
+  const std::set<int32_t> written = sched::buffers_written_in_loop(program, begin);
+  std::string text;
+  int64_t total = 0;
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    const sched::Buffer& buffer = program.buffers[static_cast<size_t>(buffers[k])];
+    const int64_t bytes = sched::buffer_bytes(buffer);
+    if (written.count(buffers[k]) || bytes < kSmallestPrefetch || total + bytes > kMostPrefetched)
+      continue;
+    total += bytes;
+    text += "  kiln_prefetch_l2(kiln_args[" + std::to_string(k) + "], " + std::to_string(bytes) +
+            "ll);\n";
+  }
+  return text;
+}
+
 // Sets loop.parallel_trips and its private buffers where its iterations are independent: a
 // thread an iteration where every launch is one thread's work and what each writes for itself
 // is 0-d (a thread's registers), else a block an iteration, its arrays in the launch's scratch
@@ -435,6 +460,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     const bool first_thread_alone = plan.one_thread && parallel_trips == 0;
     text += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threads) + ") " +
             name + "(const kiln_arg_table<" + count + "> kiln_args) {\n" +
+            (parallel_trips == 0 ? read_only_prefetches(program, buffers, begin) : "") +
             (first_thread_alone ? "  if (threadIdx.x != 0) return;\n" : "") + "  char* b[" + count +
             "];\n#pragma unroll\n  for (int j = 0; j < " + std::to_string(buffers.size()) +
             "; ++j) b[j] = kiln_args[j];\n" + printer.text() + "}\n";
