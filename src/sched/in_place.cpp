@@ -73,19 +73,23 @@ void masked_update_reads(const ir::Graph& graph, const std::set<ValueId>& derive
   }
 }
 
-// A scatter's values (read while it writes): each element may read the base at the position it
-// is stored to, a gather of the base along the scatter's axis at the scatter's own index of one
-// position (x[i, j] = v puts row i back as where(column == j, v, x[i]), kiln/_indexing.py), through
-// elementwise ops of the values' shape: inlined, it reads before it writes, and the store is a
-// masked update that trim_loops shrinks to column j. Every other read of the base in the values
-// (another row, a reduction of it) is computed first.
+bool one_position(const ir::Shape& index_shape) {
+  return index_shape.size() == 1 && index_shape[0] == ir::Dim(1);
+}
+
+// A scatter's values (read while it writes): each element may read the base in its own column,
+// a gather of the base along the scatter's axis at one position of the values' shape, through
+// elementwise ops of that shape: at the scatter's own index (x[i, j] = v puts row i back as
+// where(column == j, v, x[i]), kiln/_indexing.py: a masked update, sched/pin_masked_elements.h)
+// or another (a recurrence's out[i] = f(out[i - 1])). Inlined, each element reads before it
+// writes, and no other element writes what it reads. Every other read of the base in the
+// values (a reduction of it, a shifted slice) is computed first.
 void scatter_value_reads(const ir::Graph& graph, const std::set<ValueId>& derived,
                          ValueId scatter, std::vector<ValueId>& first) {
   const Node& node = graph.node(scatter);
   ValueId values = node.inputs[2];
-  const ir::Shape& index_shape = graph.node(node.inputs[1]).shape;
-  bool one_position = index_shape.size() == 1 && index_shape[0] == ir::Dim(1);
-  if (!one_position || node.attrs.scatter_mode != ir::ScatterMode::Set) {
+  if (!one_position(graph.node(node.inputs[1]).shape) ||
+      node.attrs.scatter_mode != ir::ScatterMode::Set) {
     if (derived.count(values)) first.push_back(values);
     return;
   }
@@ -97,10 +101,13 @@ void scatter_value_reads(const ir::Graph& graph, const std::set<ValueId>& derive
     pending.pop_back();
     if (!derived.count(value) || !seen.insert(value).second) continue;
     const Node& read = graph.node(value);
-    bool own_position = read.op == Op::gather && read.inputs[0] == node.inputs[0] &&
-                        read.inputs[1] == node.inputs[1] && read.attrs.axis == node.attrs.axis &&
-                        read.shape == shape;
-    if (own_position) continue;
+    // A row (column, ...) of the base at one position along the axis, any one: its element k
+    // is read only by the values' element k, which alone writes the position it is stored to
+    // (out[i] = 0.9 * out[i - 1] + x[i]: each element reads its column of row i - 1).
+    bool own_column = read.op == Op::gather && read.inputs[0] == node.inputs[0] &&
+                      one_position(graph.node(read.inputs[1]).shape) &&
+                      read.attrs.axis == node.attrs.axis && read.shape == shape;
+    if (own_column) continue;
     if (elementwise(read) && read.shape == shape) {
       pending.insert(pending.end(), read.inputs.begin(), read.inputs.end());
       continue;

@@ -8,8 +8,9 @@
 // of the base comes before it (node order is execution order). What is computed from the base
 // and still needed after the write (a later node reads it, or it is the scatter's own index or
 // values, read while it writes) gets a buffer first, so that nothing re-reads the overwritten
-// buffer; values that read the base only where the scatter stores them (x[i, j] = v as row i
-// put back with column j changed) are computed as it writes, a masked update. The base must
+// buffer; values that read the base only in the column each element is stored to (x[i, j] = v
+// as row i put back with column j changed, a masked update; out[i] = f(out[i - 1])) are
+// computed as it writes. The base must
 // live in a buffer of its own that may be overwritten: an intermediate
 // the scheduler computes, or a graph input the caller donated (a loop body's carried value,
 // dead after the body: the body then updates the loop's buffer directly). A graph output is

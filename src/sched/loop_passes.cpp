@@ -25,7 +25,6 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   static const std::vector<LoopPass> cpu = {
       // Target-neutral, first: indexing by a graph loop's index, what a reduction must visit.
       {"fold_induction_clamps", nullptr, fold_induction_clamps},
-      {"pin_masked_elements", pin_masked_elements},
       {"trim_loops", trim_loops},
       {"guard_reductions", guard_reductions},
       {"merge_reduction_loops", merge_reduction_loops},
@@ -43,6 +42,8 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   };
   // The GPU's emitter decides threads, vectors and splits itself, from the loops as merged.
   static const std::vector<LoopPass> cuda = {
+      // One element's store where a mask names it: one thread's work (the CPU's trim_loops
+      // bounds the same loop to [j, j + 1) at run time and drops the mask instead).
       {"pin_masked_elements", pin_masked_elements},
       {"merge_loops", merge_loops},
       {"split_wide_loops", split_wide_loops},

@@ -6,7 +6,9 @@
 // integer computed outside the loop) runs once, at clamp(j, 0, extent - 1): the mask is kept,
 // so where j is outside the axis the store writes back what is there, as it did. The update is
 // one element's work, where it was the row's: one thread's on the GPU (a device loop of such
-// cells runs on one thread, with no barrier: lcs's table), an element on the CPU.
+// cells runs on one thread, with no barrier: lcs's table). A GPU pass: on the CPU, trim_loops
+// bounds the loop to [j, j + 1) at run time, an empty loop where j is outside the axis, and
+// drops the mask (which kept doitgen's row store from vectorising).
 //
 // Rules as trim_loops' (which bounds the loops of other comparisons to run-time windows): the
 // store is x[index] = where(c, new, x[index]), not an accumulation; the equality is a conjunct

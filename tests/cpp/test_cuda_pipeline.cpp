@@ -191,6 +191,32 @@ TEST(CudaPipeline, KernelShapesMatchTheInterpreter) {
 
 // Extern calls on the GPU (runtime/cuda/cuda_extern_calls.h): matmul in cuBLAS, convolution and
 // its gradients in cuDNN, each against the interpreter (without a GPU: refused clearly).
+// x[i, j] = 7.5 on an array updated in place (row i put back through the mask column == j):
+// one element stored (sched/pin_masked_elements.h), for rows and positions inside the array,
+// wrapped and past its end (where the mask holds nowhere: the row is left as it was).
+TEST(CudaPipeline, ElementAssignmentsMatchTheInterpreter) {
+  for (int64_t row : {0, 39, -1}) {
+    for (int64_t position : {0, 3, 69, 70, -2, 500}) {
+      ir::Graph graph;
+      ir::Builder b(graph);
+      ir::ValueId x = b.parameter(DType::Float64, {40, 70});
+      ir::ValueId index = b.parameter(DType::Int64, {1});
+      ir::ValueId at = b.parameter(DType::Int64, {});
+      const ir::Shape row_shape{ir::Dim(1), ir::Dim(70)};
+      ir::ValueId base = b.scan(ir::Op::cumsum, x, 1);
+      ir::ValueId here = b.binary(ir::Op::eq, b.iota(DType::Int64, row_shape, 1),
+                                  b.broadcast(at, row_shape));
+      ir::ValueId seven = b.constant(ir::Scalar::of(7.5), DType::Float64, row_shape);
+      graph.set_outputs({b.scatter(base, index, b.where(here, seven, b.gather(base, index, 0)), 0,
+                                   ir::ScatterMode::Set)});
+      expect_matches_interpreter(
+          graph, {random_array(DType::Float64, {40, 70}, 5),
+                  Array::from_vector(std::vector<int64_t>{row}, {1}),
+                  Array::from_vector(std::vector<int64_t>{position}, {})}, 1e-12);
+    }
+  }
+}
+
 TEST(CudaPipeline, LibraryCallsMatchTheInterpreter) {
   {  // matmul with a transposed operand, a pointwise epilogue and 1-D operands, float32 and 64
     for (DType dtype : {DType::Float32, DType::Float64}) {
