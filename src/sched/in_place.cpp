@@ -73,13 +73,26 @@ void masked_update_reads(const ir::Graph& graph, const std::set<ValueId>& derive
   }
 }
 
+// An index of one position: 0-d, or one element along one dimension.
 bool one_position(const ir::Shape& index_shape) {
-  return index_shape.size() == 1 && index_shape[0] == ir::Dim(1);
+  return index_shape.empty() || (index_shape.size() == 1 && index_shape[0] == ir::Dim(1));
+}
+
+// Whether two shapes hold the same elements in the same order (they differ in unit dimensions
+// only: a row (256,) and the (1, 256) it is stored as).
+bool same_elements(const ir::Shape& a, const ir::Shape& b) {
+  auto squeezed = [](const ir::Shape& shape) {
+    ir::Shape kept;
+    for (const ir::Dim& d : shape)
+      if (d != ir::Dim(1)) kept.push_back(d);
+    return kept;
+  };
+  return squeezed(a) == squeezed(b);
 }
 
 // A scatter's values (read while it writes): each element may read the base in its own column,
-// a gather of the base along the scatter's axis at one position of the values' shape, through
-// elementwise ops of that shape: at the scatter's own index (x[i, j] = v puts row i back as
+// a gather of the base along the scatter's axis at one position, through elementwise ops and
+// reshapes of the values' elements (unit dimensions aside): at the scatter's own index (x[i, j] = v puts row i back as
 // where(column == j, v, x[i]), kiln/_indexing.py: a masked update, sched/pin_masked_elements.h)
 // or another (a recurrence's out[i] = f(out[i - 1])). Inlined, each element reads before it
 // writes, and no other element writes what it reads. Every other read of the base in the
@@ -106,9 +119,12 @@ void scatter_value_reads(const ir::Graph& graph, const std::set<ValueId>& derive
     // (out[i] = 0.9 * out[i - 1] + x[i]: each element reads its column of row i - 1).
     bool own_column = read.op == Op::gather && read.inputs[0] == node.inputs[0] &&
                       one_position(graph.node(read.inputs[1]).shape) &&
-                      read.attrs.axis == node.attrs.axis && read.shape == shape;
+                      read.attrs.axis == node.attrs.axis && same_elements(read.shape, shape);
     if (own_column) continue;
-    if (elementwise(read) && read.shape == shape) {
+    bool same_order = same_elements(read.shape, shape) &&
+                      (elementwise(read) || (read.op == Op::reshape &&
+                                             same_elements(graph.node(read.inputs[0]).shape, shape)));
+    if (same_order) {
       pending.insert(pending.end(), read.inputs.begin(), read.inputs.end());
       continue;
     }

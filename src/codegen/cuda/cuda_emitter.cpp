@@ -326,6 +326,14 @@ bool stores_memory(const Stmt& s) {
   return std::any_of(s.body.begin(), s.body.end(), stores_memory);
 }
 
+// Whether a block's statement is one element's work, which its first thread does: a store, or
+// a plain loop of one iteration around such statements (a 0-d result stored as shape (1,)).
+bool one_element(const Stmt& s) {
+  if (s.kind == StmtKind::Store) return true;
+  return s.kind == StmtKind::Loop && s.loop.extent == 1 && s.loop.begin < 0 && s.loop.end < 0 &&
+         std::all_of(s.body.begin(), s.body.end(), one_element);
+}
+
 }  // namespace
 
 // The statements run by the whole team (block or warp): loops shared among its threads,
@@ -367,8 +375,9 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
       }
       case StmtKind::Reduce:
         prefetch_epilogue_loads(body, k + 1);
-        first_thread_reads_ = std::all_of(body.begin() + k + 1, body.end(), [](const Stmt& t) {
-          return t.kind != StmtKind::Loop && t.kind != StmtKind::Reduce;
+        first_thread_reads_ = std::all_of(body.begin() + k + 1, body.end(), [&](const Stmt& t) {
+          return (t.kind != StmtKind::Loop && t.kind != StmtKind::Reduce) ||
+                 (row_lanes_ <= 1 && one_element(t));
         });
         cooperative_reduce(s);
         first_thread_reads_ = false;
