@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sched/kernel_builder.h"
+#include "sched/trim_loops.h"
 
 namespace kiln::sched {
 namespace {
@@ -25,27 +26,17 @@ class Pinner {
   const Expr& expr(ExprId id) const { return kernel_.exprs[static_cast<size_t>(id)]; }
 
   bool masked_store(Stmt& top) {
-    std::vector<Loop*> nest;
-    Stmt* s = &top;
-    while (s->kind == StmtKind::Loop && s->body.size() == 1) {
-      nest.push_back(&s->loop);
-      s = &s->body[0];
-    }
-    if (s->kind != StmtKind::Store || s->accumulate || s->to_local_array) return false;
-    const Expr value = expr(s->value);  // a copy: the builder grows the arena
-    const bool where = (value.kind == ExprKind::Elementwise && value.op == Op::where) ||
-                       value.kind == ExprKind::Select;
-    if (!where) return false;
-    const Expr& old = expr(value.operands[2]);
-    if (old.kind != ExprKind::Load || old.buffer != s->buffer ||
-        !same_expr(kernel_, old.operands[0], s->index))
-      return false;
+    std::optional<MaskedStore> masked = sched::masked_store(kernel_, top);
+    if (!masked) return false;
+    const std::vector<Loop*>& nest = masked->nest;
+    Stmt* s = masked->store;
+    const ExprId condition = masked->condition;
     std::set<int32_t> inner;  // the loop and those inside it: the position must not read them
     for (const Loop* loop : nest) inner.insert(loop->variable);
     std::map<int32_t, ExprId> pinned;
     for (Loop* loop : nest) {
       if (loop->extent > 1 && loop->begin < 0 && loop->end < 0) {
-        const ExprId position = equal_to(value.operands[0], loop->variable, inner);
+        const ExprId position = equal_to(condition, loop->variable, inner);
         if (position >= 0) {
           pinned[loop->variable] = builder_.minimum(
               builder_.maximum(position, builder_.index_constant(0)),
@@ -75,31 +66,12 @@ class Pinner {
       return left >= 0 ? left : equal_to(e.operands[1], variable, inner);
     }
     if (e.kind != ExprKind::Elementwise || e.op != Op::eq) return -1;
-    const bool left_is_variable = is_variable(e.operands[0], variable),
-               right_is_variable = is_variable(e.operands[1], variable);
+    const bool left_is_variable = is_loop_variable(kernel_, e.operands[0], variable),
+               right_is_variable = is_loop_variable(kernel_, e.operands[1], variable);
     if (left_is_variable == right_is_variable) return -1;
     const ExprId other = left_is_variable ? e.operands[1] : e.operands[0];
-    if (expr(other).dtype != DType::Int64 || reads(other, inner)) return -1;
+    if (expr(other).dtype != DType::Int64 || reads_loops(kernel_, other, inner)) return -1;
     return other;
-  }
-
-  bool is_variable(ExprId id, int32_t variable) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::Cast)
-      return e.dtype == DType::Int64 && is_variable(e.operands[0], variable);
-    return e.kind == ExprKind::LoopVar && e.variable == variable;
-  }
-
-  // Whether `id` reads one of `loops` or a value that is not the same for all of them (a
-  // reduction's local, a local array, a random draw).
-  bool reads(ExprId id, const std::set<int32_t>& loops) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::LoopVar) return loops.count(e.variable) != 0;
-    if (e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad || e.kind == ExprKind::Random)
-      return true;
-    for (ExprId operand : e.operands)
-      if (reads(operand, loops)) return true;
-    return false;
   }
 
   Kernel& kernel_;

@@ -34,20 +34,11 @@ class Trimmer {
   // sched/in_place.h): where c fails the store writes back what is there, so each loop of the
   // nest runs only over the bounds c puts on it (a window's rows and columns).
   bool masked_store(Stmt& top) {
-    std::vector<Loop*> nest;
-    Stmt* s = &top;
-    while (s->kind == StmtKind::Loop && s->body.size() == 1) {
-      nest.push_back(&s->loop);
-      s = &s->body[0];
-    }
-    if (s->kind != StmtKind::Store || s->accumulate || s->to_local_array) return false;
+    std::optional<MaskedStore> masked = sched::masked_store(kernel_, top);
+    if (!masked) return false;
+    std::vector<Loop*>& nest = masked->nest;
+    Stmt* s = masked->store;
     const Expr value = expr(s->value);  // a copy: condition() may grow the arena
-    bool where = (value.kind == ExprKind::Elementwise && value.op == Op::where) ||
-                 value.kind == ExprKind::Select;
-    if (!where) return false;
-    const Expr& old = expr(value.operands[2]);
-    if (old.kind != ExprKind::Load || old.buffer != s->buffer || !same(old.operands[0], s->index))
-      return false;
     std::set<int32_t> inner;  // a loop's bounds must not read it or the loops inside it
     for (const Loop* loop : nest) inner.insert(loop->variable);
     bool changed = false;
@@ -220,26 +211,53 @@ class Trimmer {
   }
 
   bool is_variable(ExprId id, int32_t variable) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::Cast) return is_variable(e.operands[0], variable);
-    return e.kind == ExprKind::LoopVar && e.variable == variable;
+    return is_loop_variable(kernel_, id, variable);
   }
-
-  // Whether `id` reads one of `loops` or a reduction's local (not invariant outside them).
   bool reads(ExprId id, const std::set<int32_t>& loops) const {
-    const Expr& e = expr(id);
-    if (e.kind == ExprKind::LoopVar) return loops.count(e.variable) != 0;
-    if (e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad || e.kind == ExprKind::Random)
-      return true;
-    for (ExprId operand : e.operands)
-      if (reads(operand, loops)) return true;
-    return false;
+    return reads_loops(kernel_, id, loops);
   }
 
   Kernel& kernel_;
 };
 
 }  // namespace
+
+std::optional<MaskedStore> masked_store(const Kernel& kernel, Stmt& top) {
+  MaskedStore masked;
+  Stmt* s = &top;
+  while (s->kind == StmtKind::Loop && s->body.size() == 1) {
+    masked.nest.push_back(&s->loop);
+    s = &s->body[0];
+  }
+  if (s->kind != StmtKind::Store || s->accumulate || s->to_local_array) return std::nullopt;
+  const Expr& value = kernel.exprs[static_cast<size_t>(s->value)];
+  const bool where = (value.kind == ExprKind::Elementwise && value.op == Op::where) ||
+                     value.kind == ExprKind::Select;
+  if (!where) return std::nullopt;
+  const Expr& old = kernel.exprs[static_cast<size_t>(value.operands[2])];
+  if (old.kind != ExprKind::Load || old.buffer != s->buffer ||
+      !same_expr(kernel, old.operands[0], s->index))
+    return std::nullopt;
+  masked.store = s;
+  masked.condition = value.operands[0];
+  return masked;
+}
+
+bool is_loop_variable(const Kernel& kernel, ExprId id, int32_t variable) {
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::Cast) return is_loop_variable(kernel, e.operands[0], variable);
+  return e.kind == ExprKind::LoopVar && e.variable == variable;
+}
+
+bool reads_loops(const Kernel& kernel, ExprId id, const std::set<int32_t>& loops) {
+  const Expr& e = kernel.exprs[static_cast<size_t>(id)];
+  if (e.kind == ExprKind::LoopVar) return loops.count(e.variable) != 0;
+  if (e.kind == ExprKind::Local || e.kind == ExprKind::ArrayLoad || e.kind == ExprKind::Random)
+    return true;
+  for (ExprId operand : e.operands)
+    if (reads_loops(kernel, operand, loops)) return true;
+  return false;
+}
 
 bool trim_loops(Kernel& kernel, const target::Target&) {
   return Trimmer(kernel).statements(kernel.body);

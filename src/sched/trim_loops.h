@@ -20,11 +20,32 @@
 // guarded by the same bounds (then both are 0 outside, so the product is 0 even where x is not
 // finite). Every accumulation of the statement must be guarded by the same bounds.
 #pragma once
+#include <optional>
+#include <set>
+#include <vector>
+
 #include "sched/loop_ir.h"
 #include "target/target.h"
 
 namespace kiln::sched {
 
 bool trim_loops(Kernel& kernel, const target::Target& target);
+
+// A loop nest around one store x[i] = where(c, new, x[i]) (a masked update in place,
+// sched/in_place.h): its loops, outermost first, the store, and c. Also read by
+// sched/pin_masked_elements.h.
+struct MaskedStore {
+  std::vector<Loop*> nest;
+  Stmt* store = nullptr;
+  ExprId condition = -1;
+};
+std::optional<MaskedStore> masked_store(const Kernel& kernel, Stmt& top);
+
+// Whether `id` is loop `variable`'s index, or a cast of it.
+bool is_loop_variable(const Kernel& kernel, ExprId id, int32_t variable);
+
+// Whether `id` reads one of `loops` or a value that may differ between their iterations (a
+// reduction's local, a local array's element, a random draw).
+bool reads_loops(const Kernel& kernel, ExprId id, const std::set<int32_t>& loops);
 
 }  // namespace kiln::sched

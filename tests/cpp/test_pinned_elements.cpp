@@ -14,15 +14,28 @@ using ir::Op;
 using ir::ValueId;
 
 // x[index, at] = v on an intermediate (a running sum of x: its own kernel, which the
-// assignment then updates in place), as kiln/_indexing.py traces it.
-ValueId element_assignment(ir::Builder& b, ValueId x, ValueId index, ValueId at, ValueId v) {
-  const ir::Shape shape = b.node(x).shape;
-  const ir::Shape row_shape{ir::Dim(1), shape[1]};
+// assignment then updates in place), as kiln/_indexing.py traces it: row `index` put back
+// through the mask column == at; or, for the cases that must not pin, column <= at (a window)
+// and column == the row's own value (which reads the loop).
+enum class Mask { Equal, AtMost, EqualToRow };
+
+sched::Program element_assignment(Mask mask) {
+  ir::Graph graph;
+  ir::Builder b(graph);
+  ValueId x = b.parameter(DType::Float64, {40, 70});
+  ValueId index = b.parameter(DType::Int64, {1});
+  ValueId at = b.parameter(DType::Int64, {});
+  ValueId v = b.parameter(DType::Float64, {});
+  const ir::Shape row_shape{ir::Dim(1), ir::Dim(70)};
   ValueId base = b.scan(Op::cumsum, x, 1);
   ValueId row = b.gather(base, index, 0);
-  ValueId here = b.binary(Op::eq, b.iota(DType::Int64, row_shape, 1), b.broadcast(at, row_shape));
-  return b.scatter(base, index, b.where(here, b.broadcast(v, row_shape), row), 0,
-                   ir::ScatterMode::Set);
+  ValueId columns = b.iota(DType::Int64, row_shape, 1);
+  ValueId here = mask == Mask::Equal    ? b.binary(Op::eq, columns, b.broadcast(at, row_shape))
+                 : mask == Mask::AtMost ? b.binary(Op::le, columns, b.broadcast(at, row_shape))
+                                        : b.binary(Op::eq, columns, b.cast(row, DType::Int64));
+  graph.set_outputs({b.scatter(base, index, b.where(here, b.broadcast(v, row_shape), row), 0,
+                               ir::ScatterMode::Set)});
+  return sched::schedule(graph, {});
 }
 
 // The loops of every store nest in `body` whose store is into `buffer`.
@@ -38,14 +51,7 @@ void store_loops(const std::vector<sched::Stmt>& body, int32_t buffer,
 }
 
 TEST(PinMaskedElements, AnElementAssignmentStoresOneElement) {
-  ir::Graph graph;
-  ir::Builder b(graph);
-  ValueId x = b.parameter(DType::Float64, {40, 70});
-  ValueId index = b.parameter(DType::Int64, {1});
-  ValueId at = b.parameter(DType::Int64, {});
-  ValueId v = b.parameter(DType::Float64, {});
-  graph.set_outputs({element_assignment(b, x, index, at, v)});
-  sched::Program program = sched::schedule(graph, {});
+  sched::Program program = element_assignment(Mask::Equal);
   sched::Kernel& kernel = program.kernels.back();
   ASSERT_TRUE(sched::pin_masked_elements(kernel, target::Target{}))
       << sched::print_program(program);
@@ -58,23 +64,8 @@ TEST(PinMaskedElements, AnElementAssignmentStoresOneElement) {
 }
 
 TEST(PinMaskedElements, OnlyEqualitiesOfValuesOutsideTheLoopPin) {
-  // where(column <= at, ...) is a window (trim_loops'), where(column == row) reads the loop.
-  for (bool window : {true, false}) {
-    ir::Graph graph;
-    ir::Builder b(graph);
-    ValueId x = b.parameter(DType::Float64, {40, 70});
-    ValueId index = b.parameter(DType::Int64, {1});
-    ValueId at = b.parameter(DType::Int64, {});
-    ValueId v = b.parameter(DType::Float64, {});
-    const ir::Shape row_shape{ir::Dim(1), ir::Dim(70)};
-    ValueId base = b.scan(Op::cumsum, x, 1);
-    ValueId row = b.gather(base, index, 0);
-    ValueId columns = b.iota(DType::Int64, row_shape, 1);
-    ValueId here = window ? b.binary(Op::le, columns, b.broadcast(at, row_shape))
-                          : b.binary(Op::eq, columns, b.cast(row, DType::Int64));
-    graph.set_outputs({b.scatter(base, index, b.where(here, b.broadcast(v, row_shape), row), 0,
-                                 ir::ScatterMode::Set)});
-    sched::Program program = sched::schedule(graph, {});
+  for (Mask mask : {Mask::AtMost, Mask::EqualToRow}) {
+    sched::Program program = element_assignment(mask);
     EXPECT_FALSE(sched::pin_masked_elements(program.kernels.back(), target::Target{}))
         << sched::print_program(program);
   }
