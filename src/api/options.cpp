@@ -5,7 +5,7 @@
 namespace kiln::api {
 
 const std::vector<ModeSettings>& modes() {
-  static const std::vector<ModeSettings> table = {
+  static const std::vector<ModeSettings>& table = *new std::vector<ModeSettings>{
       {"default",
        "fused C++/OpenMP kernels, heuristic parallel and SIMD choices; on a GPU, a function "
        "whose calls are host-bound (queueing its launches takes longer than running them) "
@@ -36,7 +36,7 @@ const ModeSettings& mode_settings(const std::string& mode) {
 }
 
 const std::vector<OptionDescription>& option_descriptions() {
-  static const std::vector<OptionDescription> table = {
+  static const std::vector<OptionDescription>& table = *new std::vector<OptionDescription>{
       {"mode", "default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs"},
       {"cache_dir", "directory of the disk cache (default $KILN_CACHE_DIR, else ~/.cache/kiln)"},
       {"disk_cache",

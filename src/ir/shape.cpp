@@ -23,7 +23,7 @@ int64_t multiply_checked(int64_t a, int64_t b) {
 }
 
 const std::vector<SizeTerm>& no_terms() {
-  static const std::vector<SizeTerm> empty;
+  static const std::vector<SizeTerm>& empty = *new std::vector<SizeTerm>();
   return empty;
 }
 

@@ -25,7 +25,7 @@ struct NamedPass {
 };
 
 const std::vector<NamedPass>& pipeline() {
-  static const std::vector<NamedPass> passes = {
+  static const std::vector<NamedPass>& passes = *new std::vector<NamedPass>{
       {"simplify", simplify},
       {"canonicalize_matmul", canonicalize_matmul},
       {"matrix_vector_inline", inline_matrix_vector_products},  // GPU only
@@ -75,11 +75,11 @@ bool same_graph(const ir::Graph& a, const ir::Graph& b) {
 }  // namespace
 
 const std::vector<std::string>& graph_pass_names() {
-  static const std::vector<std::string> names = [] {
+  static const std::vector<std::string>& names = *new std::vector<std::string>([] {
     std::vector<std::string> result;
     for (const NamedPass& pass : pipeline()) result.push_back(pass.name);
     return result;
-  }();
+  }());
   return names;
 }
 

@@ -56,13 +56,13 @@ int find_build_id(dl_phdr_info* info, size_t, void* data) {
 }  // namespace
 
 const std::string& build_identity() {
-  static const std::string identity = [] {
+  static const std::string& identity = *new std::string([] {
     Search search{reinterpret_cast<const void*>(&build_identity), ""};
     dl_iterate_phdr(find_build_id, &search);
     // Without a build-id (a linker that writes none) the version alone keys the cache.
     return std::string(KILN_VERSION) + "/" +
            (search.build_id.empty() ? "no-build-id" : search.build_id);
-  }();
+  }());
   return identity;
 }
 

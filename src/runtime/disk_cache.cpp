@@ -244,7 +244,7 @@ namespace {
 
 void warn_once(const std::string& directory, const std::string& message) {
   static std::mutex mutex;
-  static std::set<std::string> warned;
+  static std::set<std::string>& warned = *new std::set<std::string>();
   std::lock_guard<std::mutex> lock(mutex);
   if (warned.insert(directory).second) fprintf(stderr, "kiln: warning: %s\n", message.c_str());
 }
@@ -275,7 +275,7 @@ namespace {
 // yes to root in /proc, where nothing can be. Tried once per directory and process.
 void check_writable(const std::string& directory) {
   static std::mutex mutex;
-  static std::set<std::string> writable;
+  static std::set<std::string>& writable = *new std::set<std::string>();
   std::lock_guard<std::mutex> lock(mutex);
   if (writable.count(directory) != 0) return;
   const std::string probe = temporary_name(directory + "/.write-probe");

@@ -22,7 +22,7 @@ namespace kiln::sched {
 const std::vector<LoopPass>& loop_passes(const target::Target& target) {
   // Interchange first: it builds the lane loops that the marking passes then see. Hoisting
   // last: the arrays it adds are per thread when placed inside a parallel loop.
-  static const std::vector<LoopPass> cpu = {
+  static const std::vector<LoopPass>& cpu = *new std::vector<LoopPass>{
       // Target-neutral, first: indexing by a graph loop's index, what a reduction must visit.
       {"fold_induction_clamps", nullptr, fold_induction_clamps},
       {"trim_loops", trim_loops},
@@ -41,7 +41,7 @@ const std::vector<LoopPass>& loop_passes(const target::Target& target) {
       {"parallel_iterations", nullptr, cpu::parallel_iterations},
   };
   // The GPU's emitter decides threads, vectors and splits itself, from the loops as merged.
-  static const std::vector<LoopPass> cuda = {
+  static const std::vector<LoopPass>& cuda = *new std::vector<LoopPass>{
       // One element's store where a mask names it: one thread's work (the CPU's trim_loops
       // bounds the same loop to [j, j + 1) at run time and drops the mask instead).
       {"pin_masked_elements", pin_masked_elements},

@@ -201,12 +201,16 @@ def test_a_forked_child_runs_compiled_functions_after_the_parent_ran_parallel_on
     assert "child 12000000.0 300.0" in out and "status 0" in out
 
 
-def test_daemon_threads_running_kernels_while_the_interpreter_exits():
+def test_daemon_threads_running_kernels_while_the_interpreter_exits(tmp_path):
     """A daemon thread that finishes a kernel (run without the GIL) while the interpreter
     finalizes is ended by CPython with pthread_exit when it asks for the GIL back; unwound
     through the binding's catch (...) that aborted the process ("terminate called without an
-    active exception"). The thread is parked instead and the process exits cleanly."""
-    for delay in (0.05, 0.3):
+    active exception"). The thread is parked instead and the process exits cleanly. With an
+    empty cache the threads are still compiling when the interpreter exits (30 ms): the tables
+    and the toolchain a compile reads are never destroyed (exit() destroyed them under a
+    compiling thread: a crash in 5 of 60 such exits)."""
+    for k, (delay, fresh_cache) in enumerate([(0.05, False), (0.3, False)] + [(0.03, True)] * 6):
+        env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / str(k))) if fresh_cache else None
         run_probe(f"""
             import threading, time, numpy as np, kiln
             total = kiln.compile(lambda x: np.sin(x).sum() + x)
@@ -217,7 +221,7 @@ def test_daemon_threads_running_kernels_while_the_interpreter_exits():
             for _ in range(4):
                 threading.Thread(target=loop, daemon=True).start()
             time.sleep({delay})
-        """, timeout=120)
+        """, timeout=120, env=env)
 
 
 def test_a_fork_while_another_thread_runs_a_kernel_gives_a_working_child():

@@ -77,7 +77,7 @@ KILN_FN void kiln_bitonic_sort(K* keys, int* positions) {
 })";
 // Every sort kernel's device code, in the header once: the block sort's, then the radix sort's.
 const std::string& sort_text() {
-  static const std::string text = std::string(kBlockSortText) + kRadixSortText;
+  static const std::string& text = *new std::string(std::string(kBlockSortText) + kRadixSortText);
   return text;
 }
 
@@ -171,7 +171,7 @@ std::string key_of(const SortProblem& p, const std::string& at) {
     default: key = "(" + key_type(p.dtype) + ")(" + bits + ")";  // bool and unsigned
   }
   if (!p.descending) return key;
-  static const std::map<int64_t, std::string> masks = {
+  static const std::map<int64_t, std::string>& masks = *new std::map<int64_t, std::string>{
       {1, "0xffu"}, {2, "0xffffu"}, {4, "0xffffffffu"}, {8, "0xffffffffffffffffull"}};
   return "(" + key + " ^ " + masks.at(dtype_size(p.dtype)) + ")";
 }
@@ -352,9 +352,9 @@ bool last_pass_writes_output(const SortProblem& p) {
 
 // The bits of the element whose key is `key` (keys_only: the key turned back).
 std::string bits_of_key(const SortProblem& p, const std::string& key) {
-  static const std::map<int64_t, std::string> masks = {
+  static const std::map<int64_t, std::string>& masks = *new std::map<int64_t, std::string>{
       {1, "0xffu"}, {2, "0xffffu"}, {4, "0xffffffffu"}, {8, "0xffffffffffffffffull"}};
-  static const std::map<int64_t, std::string> signs = {
+  static const std::map<int64_t, std::string>& signs = *new std::map<int64_t, std::string>{
       {1, "0x80u"}, {2, "0x8000u"}, {4, "0x80000000u"}, {8, "0x8000000000000000ull"}};
   const int64_t size = dtype_size(p.dtype);
   std::string bits = p.descending ? "(" + key + " ^ " + masks.at(size) + ")" : key;

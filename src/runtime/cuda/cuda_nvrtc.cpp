@@ -48,7 +48,7 @@ struct NvrtcState {
 };
 
 std::string& chosen_library() {  // use_nvrtc_library's
-  static std::string path;
+  static std::string& path = *new std::string();
   return path;
 }
 
@@ -192,7 +192,7 @@ int nvrtc_version() { return nvrtc().version; }
 void use_nvrtc_library(const std::string& path) { chosen_library() = path; }
 
 const std::string& nvrtc_helper_path() {
-  static const std::string path = [] {
+  static const std::string& path = *new std::string([] {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&nvrtc_version), &info) == 0 || info.dli_fname == nullptr)
       return std::string();
@@ -201,7 +201,7 @@ const std::string& nvrtc_helper_path() {
     const std::string candidate =
         slash == std::string::npos ? "" : library.substr(0, slash) + "/kiln-nvrtc";
     return !candidate.empty() && is_executable_file(candidate) ? candidate : std::string();
-  }();
+  }());
   return path;
 }
 
@@ -219,7 +219,7 @@ void compile_cubin_file(const std::string& source_path, const std::string& objec
 const std::string& nvrtc_library_path() { return nvrtc().library_path; }
 
 const std::vector<std::string>& kernel_options() {
-  static const std::vector<std::string> options = {"-std=c++17", "--fmad=false"};
+  static const std::vector<std::string>& options = *new std::vector<std::string>({"-std=c++17", "--fmad=false"});
   return options;
 }
 

@@ -285,7 +285,7 @@ std::string compile_cubin_file_isolated(const std::string& source_path,
   // ptxas, inside NVRTC, has crashed on valid kernels (CUDA 13.0 on a twelve-output
   // concatenation: tests/cpp/data/ptxas_crash_sm90.cu). Another occupancy target steers its
   // register allocation elsewhere (that crash compiles with it); -O0 is the last resort.
-  static const std::vector<std::vector<std::string>> kSettings = {
+  static const std::vector<std::vector<std::string>>& kSettings = *new std::vector<std::vector<std::string>>{
       {}, {"--ptxas-options=--minnctapersm=1"}, {"--ptxas-options=-O0"}};
   std::string crashes;
   for (const std::vector<std::string>& settings : kSettings) {
