@@ -76,12 +76,13 @@ std::optional<SliceIndex> slice_index(const ir::Graph& graph, ir::ValueId index,
   return std::nullopt;
 }
 
+bool one_position(const ir::Shape& index_shape) {
+  return std::all_of(index_shape.begin(), index_shape.end(),
+                     [](const ir::Dim& d) { return d.is_constant() && d.constant() == 1; });
+}
+
 bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size) {
-  const ir::Node& node = graph.node(index);
-  const bool one_index = std::all_of(node.shape.begin(), node.shape.end(), [](const ir::Dim& d) {
-    return d.is_constant() && d.constant() == 1;
-  });
-  return one_index || slice_index(graph, index, size).has_value();
+  return one_position(graph.node(index).shape) || slice_index(graph, index, size).has_value();
 }
 
 }  // namespace kiln::sched

@@ -18,6 +18,9 @@ namespace kiln::sched {
 // none clamped.
 bool distinct_indices(const ir::Graph& graph, ir::ValueId index, int64_t size);
 
+// Whether an index of this shape names one position: 0-d, or every dimension 1.
+bool one_position(const ir::Shape& index_shape);
+
 // index = slope * iota + offset, as distinct_indices proves it; nullopt where it does not.
 struct SliceIndex {
   int64_t slope = 0, offset = 0;

@@ -4,6 +4,7 @@
 
 #include "ir/ops.h"
 #include "ir/size_choices.h"
+#include "sched/distinct_indices.h"
 
 namespace kiln::sched {
 namespace {
@@ -73,11 +74,6 @@ void masked_update_reads(const ir::Graph& graph, const std::set<ValueId>& derive
   }
 }
 
-// An index of one position: 0-d, or one element along one dimension.
-bool one_position(const ir::Shape& index_shape) {
-  return index_shape.empty() || (index_shape.size() == 1 && index_shape[0] == ir::Dim(1));
-}
-
 // Whether two shapes hold the same elements in the same order (they differ in unit dimensions
 // only: a row (256,) and the (1, 256) it is stored as).
 bool same_elements(const ir::Shape& a, const ir::Shape& b) {
@@ -92,8 +88,9 @@ bool same_elements(const ir::Shape& a, const ir::Shape& b) {
 
 // A scatter's values (read while it writes): each element may read the base in its own column,
 // a gather of the base along the scatter's axis at one position, through elementwise ops and
-// reshapes of the values' elements (unit dimensions aside): at the scatter's own index (x[i, j] = v puts row i back as
-// where(column == j, v, x[i]), kiln/_indexing.py: a masked update, sched/pin_masked_elements.h)
+// reshapes of the values' elements (unit dimensions aside): at the scatter's own index
+// (x[i, j] = v puts row i back as where(column == j, v, x[i]), kiln/_indexing.py: a masked
+// update, sched/pin_masked_elements.h)
 // or another (a recurrence's out[i] = f(out[i - 1])). Inlined, each element reads before it
 // writes, and no other element writes what it reads. Every other read of the base in the
 // values (a reduction of it, a shifted slice) is computed first.
