@@ -15,7 +15,9 @@ Results are checked against NumPy on the CPU. Times are medians of CUDA-event ti
 warm-up, each timed call on the next of INPUT_SETS input sets (new data, the same shapes), and
 queued behind a short GPU sleep so that the GPU's time is measured, not the host's launch work
 (the first line measures that); "first" is the first call (tracing and compiling; kiln's with
-an empty disk cache).
+an empty disk cache). Before each timed call a 256 MiB buffer is zeroed, which evicts the inputs
+and results of the calls before it from L2 (50 MiB on an H100), as triton.testing.do_bench does
+(--l2 warm leaves it out: three input sets of a small workload then stay in L2).
 JAX runs on streams of its own, which torch's events do not see: its rows (and kiln's on JAX
 arrays, which waits for its results) are host times of a call that waits for the results.
 A device-to-device copy of 1 GiB measured in the same run gives the bandwidth the
@@ -52,7 +54,17 @@ DEFAULT = ("sin_cos_64m,kmeans_f32,kmeans_f64,numpy_fn,softmax,layer_norm,pairwi
 _HOST_COVER_CYCLES = 1_000_000
 
 
-def _gpu_time_ms(torch, call, repeats):
+def _l2_flush(torch, warm):
+    """What evicts L2 before a timed call: zeroing a buffer four times L2's size (256 MiB at
+    least), or nothing with --l2 warm."""
+    if warm:
+        return lambda: None
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)
+    buffer = torch.empty(max(256 << 20, 4 * l2), dtype=torch.uint8, device="cuda")
+    return buffer.zero_
+
+
+def _gpu_time_ms(torch, call, repeats, flush):
     """The median of `repeats` timings of call(k), k the repetition (callers pick the next input
     set with it): the GPU's time from the call's first launch to its last one's end."""
     call(0)
@@ -60,6 +72,7 @@ def _gpu_time_ms(torch, call, repeats):
     times = []
     for k in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        flush()
         torch.cuda._sleep(_HOST_COVER_CYCLES)
         start.record()
         call(k)
@@ -69,11 +82,13 @@ def _gpu_time_ms(torch, call, repeats):
     return statistics.median(times)
 
 
-def _wall_time_ms(call, repeats):
+def _wall_time_ms(torch, call, repeats, flush):
     """The median host time of call(k) that returns once its results are ready."""
     call(0)
     times = []
     for k in range(repeats):
+        flush()
+        torch.cuda.synchronize()
         started = time.perf_counter()
         call(k)
         times.append((time.perf_counter() - started) * 1e3)
@@ -174,6 +189,8 @@ def main(argv=None):
                         help="only these systems (kiln, kiln autotune, torch.compile, cupy, "
                              "jax.jit, kiln (jax)): torch.compile unrolls a loop program's "
                              "Python loop for up to a minute, so a run may time it apart")
+    parser.add_argument("--l2", choices=("cold", "warm"), default="cold",
+                        help="cold (the default): L2 evicted before each timed call")
     args = parser.parse_args(argv)
     os.environ.setdefault("KILN_CACHE_DIR", tempfile.mkdtemp(prefix="kiln-bench-cuda-"))
     import torch
@@ -191,11 +208,13 @@ def main(argv=None):
     while time.perf_counter() - started < 2.0:  # the clocks up before the first timing
         copy_target.copy_(copy_source)
         torch.cuda.synchronize()
-    copy_ms = _gpu_time_ms(torch, lambda k: copy_target.copy_(copy_source), args.repeats)
+    flush = _l2_flush(torch, args.l2 == "warm")
+    copy_ms = _gpu_time_ms(torch, lambda k: copy_target.copy_(copy_source), args.repeats, flush)
     copy_bandwidth = 2 * copy_source.numel() * 4 / (copy_ms * 1e-3)
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}"
           + (f", cupy {cupy.__version__}" if cupy else "")
-          + f"; device-to-device copy of 1 GiB: {copy_bandwidth / 1e12:.2f} TB/s (read + write)")
+          + f"; device-to-device copy of 1 GiB: {copy_bandwidth / 1e12:.2f} TB/s (read + write)"
+          + f"; L2 {args.l2} before each timed call")
     if not args.systems:  # (a run of some systems is a part of a whole run)
         print(_tiny_call_line(torch, kiln, cupy))
     print(f"{'workload':<20} {'system':<14} {'status':<6} {'median':>10} {'first call':>11} "
@@ -238,8 +257,8 @@ def main(argv=None):
                     print(f"{workload.name:<20} {system:<14} {'WRONG':<6} {message}")
                     continue
                 call = lambda k: function(*argument_sets[k % INPUT_SETS])  # noqa: E731
-                median = (_gpu_time_ms(torch, call, args.repeats) if ready is None else
-                          _wall_time_ms(lambda k: ready(call(k)), args.repeats))
+                median = (_gpu_time_ms(torch, call, args.repeats, flush) if ready is None else
+                          _wall_time_ms(torch, lambda k: ready(call(k)), args.repeats, flush))
             except Exception as error:  # a system that cannot run this program: say so
                 text = str(error).splitlines()[0] if str(error) else type(error).__name__
                 print(f"{workload.name:<20} {system:<14} {'error':<6} {text[:100]}")
