@@ -10,12 +10,36 @@ with a few microseconds of overhead per call.
 
 See kiln.explain, kiln.config, kiln.set_logs, kiln.list_mode_options and kiln.list_options.
 """
+import importlib
+
 from . import _kiln
-from ._compile import CompilerError, GraphBreak, Unsupported, compile, reset
 from ._config import config
 from ._device import current_device, device
-from ._wrap_numpy import wrap_numpy
-from ._explain import explain
+
+# The NumPy front end (kiln.compile and what it imports: the tracer, the loop capture, ~150
+# modules, 0.35 s) is imported on first use, not by `import kiln`: the torch backend
+# (kiln.torch), which torch.compile(backend="kiln") imports, needs none of it.
+_LAZY = {"compile": "._compile", "reset": "._compile", "CompilerError": "._compile",
+         "GraphBreak": "._compile", "Unsupported": "._compile", "wrap_numpy": "._wrap_numpy",
+         "explain": "._explain"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    if name.startswith("_") and not name.startswith("__"):  # kiln._tracer etc., as before
+        try:
+            return importlib.import_module("." + name, __name__)
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __version__ = _kiln.__version__
 # An index out of bounds where eager torch raises IndexError or RuntimeError by the tensor's
