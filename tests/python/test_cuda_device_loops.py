@@ -167,32 +167,6 @@ def test_a_row_solve_waits_at_two_barriers_an_iteration(cuda_sources):
     assert "kiln_flat < 1)" in store, store  # one element: the first thread's alone
 
 
-@pytest.mark.parametrize("n, moved", [(1000, True), (4000, False)])
-def test_a_blocks_loop_keeps_the_small_arrays_it_writes_in_shared_memory(n, moved, cuda_sources):
-    """Forward substitution's loop, one block's: each row's dot product reads the solution the
-    iterations before it stored. The solution (8 KB at n = 1000) and the dot product's (1, 1)
-    buffer live in shared memory while the loop runs, copied in before and back after it; a
-    solution past the 24 KiB budget (32 KB at n = 4000) stays in global memory."""
-    rng = np.random.default_rng(3)
-    lower, b = np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)
-    compiled = kiln.compile(loop_programs.forward_substitution, device="cuda" if GPU else "cpu")
-    np.testing.assert_allclose(compiled(lower, b), loop_programs.forward_substitution(lower, b),
-                               rtol=1e-9)
-    source = cuda_sources[-1]
-    loop = source[source.index("__global__ void __launch_bounds__(1024) kiln_loop"):]
-    loop = loop[:loop.index("\n}\n")]
-    solution = f"{8 * n}ll"
-    copied_in = re.search(r"kiln_block_copy\(\(char\*\)&kiln_scalars\[\d+\], (b\[\d\]), " + solution, loop)
-    assert bool(copied_in) == moved, loop
-    assert "__shared__ __align__(16) unsigned long long kiln_scalars[" in loop, loop
-    # the 0-d index, the (1, 1) dot product, then the solution where it fits
-    assert loop.count("= (char*)&kiln_scalars[") == (3 if moved else 2), loop
-    if moved:
-        slot = copied_in.group(1)
-        assert f"if ({slot} != kiln_args[{slot[2:-1]}]) kiln_block_copy(kiln_args[{slot[2:-1]}], " \
-               f"{slot}, {solution});" in loop, loop
-
-
 def function_text(source, call):
     """The device function a loop kernel's line `call` calls."""
     name = call.split(") ")[-1] if call.startswith("if (") else call

@@ -4,7 +4,6 @@
 // it read.
 #pragma once
 #include <cstdint>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -114,42 +113,26 @@ class LoopPrinter {
 
   // The loop's 0-d buffers (but constants) move to shared memory for the loop, or to the one
   // thread's registers: a scalar recursion (a CRC's state, a DP cell) reads and writes one each
-  // launch, ~30 cycles in shared memory against ~250 in L2. Where one block runs the loop, the
-  // arrays it writes (kiln's own: not the caller's, which may alias each other) follow, smallest
-  // first, up to `array_bytes` in all: a launch stores what the next one reads back (forward
-  // substitution's solution, a row's dot product kept as (1, 1)). Each takes 8-byte words of
-  // kiln_scalars, 16-byte aligned for the vector loads, its contents copied in first.
-  void buffers_to_shared(size_t begin, int64_t array_bytes) {
-    std::vector<std::pair<int64_t, int32_t>> chosen;  // (bytes, buffer)
-    const std::set<int32_t> written = sched::buffers_written_in_loop(program_, begin);
+  // launch, ~30 cycles in shared memory against ~250 in L2. Each takes 8-byte words of
+  // kiln_scalars, its value copied in first.
+  void scalars_to_shared() {
+    int64_t words = 0;
+    std::ostringstream moves;
     for (const auto& entry : slot_) {
       const int32_t b = entry.first;
       const sched::Buffer& buffer = program_.buffers[static_cast<size_t>(b)];
-      if (buffer.role == sched::BufferRole::Constant) continue;
+      if (!buffer.shape.empty() || buffer.role == sched::BufferRole::Constant) continue;
       const int64_t bytes = sched::buffer_bytes(buffer);
-      if (buffer.shape.empty() || (written.count(b) && buffer.role != sched::BufferRole::Input &&
-                                   bytes > 0 && bytes <= array_bytes))
-        chosen.push_back({buffer.shape.empty() ? 0 : bytes, b});
-    }
-    std::sort(chosen.begin(), chosen.end());
-    int64_t words = 0, array_words = 0;
-    std::ostringstream moves;
-    for (const auto& [array, b] : chosen) {
-      const int64_t bytes = sched::buffer_bytes(program_.buffers[static_cast<size_t>(b)]);
-      const int64_t taken = array > 0 ? (bytes + 15) / 16 * 2 : (bytes + 7) / 8;
-      if (array > 0 && (array_words += taken) * 8 > array_bytes) break;
-      if (array > 0) words = (words + 1) / 2 * 2;
       // (memcpy for the one thread: its words' addresses never become integers, so they
       // stay registers)
       moves << "  " << (one_thread_ ? "memcpy" : "kiln_block_copy") << "((char*)&kiln_scalars[" << words
             << "], " << this->buffer(b) << ", " << bytes << "ll);\n  " << this->buffer(b)
             << " = (char*)&kiln_scalars[" << words << "];\n";
-      words_[b] = {words, taken};
-      words += taken;
+      words_[b] = {words, (bytes + 7) / 8};
+      words += (bytes + 7) / 8;
     }
     if (words == 0) return;
-    out_ << "  " << (one_thread_ ? "" : array_words > 0 ? "__shared__ __align__(16) " : "__shared__ ")
-         << "unsigned long long kiln_scalars["
+    out_ << "  " << (one_thread_ ? "" : "__shared__ ") << "unsigned long long kiln_scalars["
          << words << "];\n" << moves.str();
     barrier("  ");
   }
@@ -204,7 +187,7 @@ class LoopPrinter {
   bool one_thread_;
   const std::set<int32_t>& private_;  // a loop of independent iterations: each thread's own
   std::string barrier_, copy_;
-  std::map<int32_t, std::pair<int64_t, int64_t>> words_;  // moved buffers' first word and words
+  std::map<int32_t, std::pair<int64_t, int64_t>> words_;  // 0-d buffers' first word and words
   std::ostringstream out_;
 };
 

@@ -7,13 +7,12 @@
 // first threads of the block as a grid of one block (CudaKernelEmitter::inside_device_loop),
 // a block barrier between launches, the carried buffers' pointers swapped in registers.
 //
-// The loop's 0-d buffers live in shared memory while it runs (buffers_to_shared), and where one
-// block runs it, the small arrays it writes too; where every launch is one element's work, the
-// block's first thread runs the loop alone, with no barrier, its 0-d buffers in a local array
-// the compiler keeps in registers. The host's table of buffers is left as it was: the block
-// copies back what the steps after the loop read, the values in shared memory and the carried
-// values the loop left in their partner's buffer (an odd number of swaps), so those steps find
-// them where a run of no swaps leaves them.
+// The loop's 0-d buffers live in shared memory while it runs (scalars_to_shared); where every
+// launch is one element's work, the block's first thread runs the loop alone, with no
+// barrier, its 0-d buffers in a local array the compiler keeps in registers. The host's
+// table of buffers is left as it was: the block copies back what the steps after the loop read,
+// the 0-d values and the carried values the loop left in their partner's buffer (an odd number
+// of swaps), so those steps find them where a run of no swaps leaves them.
 //
 // One block of one multiprocessor is a small part of the GPU: a loop is run here only where its
 // body's launches take that block less time than the host takes to queue them (plan_loop).
@@ -208,11 +207,6 @@ struct LoopPlan {
 // row_recurrence's 4000 rows 2.33 -> 1.67 ms; forward substitution, whose 8 MB matrix a
 // repeated call finds in L2 already, 795-802 -> 823 us, the requests' own time).
 constexpr int64_t kSmallestPrefetch = 64 << 10, kMostPrefetched = 16 << 20;
-
-// The arrays a loop run by one block writes, in shared memory while it runs: at most this many
-// bytes of the 48 KiB a block may declare (its launches' reductions take a few hundred bytes;
-// loops that sort keep their arrays where they are).
-constexpr int64_t kSharedArrayBytes = 24 << 10;
 
 std::string read_only_prefetches(const Program& program, const std::vector<int32_t>& buffers,
                                  size_t begin) {
@@ -464,8 +458,7 @@ void add_device_loops(const Program& program, const Options& options, const targ
     const bool block_iterations = parallel_trips > 0 && !plan.one_thread;
     if (block_iterations)
       printer.private_arrays(plan.private_offsets, plan.private_bytes, buffers.size());
-    const bool one_block = parallel_trips == 0 && !plan.one_thread && plan.sorts.empty();
-    printer.buffers_to_shared(begin, one_block ? kSharedArrayBytes : 0);
+    printer.scalars_to_shared();
     printer.loop(begin, 1);
     printer.copy_back(begin);
     const size_t slots = buffers.size() + (block_iterations ? 1 : 0);  // + the scratch
