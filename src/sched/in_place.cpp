@@ -49,6 +49,15 @@ bool elementwise(const Node& node) {
          node.op == Op::cast;
 }
 
+// What a value computed first stands for: the value before the broadcasts and reshapes that
+// spread it (those are index arithmetic in the kernels that read it).
+ValueId unspread(const ir::Graph& graph, const std::set<ValueId>& derived, ValueId value) {
+  while ((graph.node(value).op == Op::broadcast || graph.node(value).op == Op::reshape) &&
+         derived.count(graph.node(value).inputs[0]))
+    value = graph.node(value).inputs[0];
+  return value;
+}
+
 // A masked update where(mask, new, base) written into base's buffer (sched/in_place.h): each of
 // its elements may read base at its own position only (through elementwise ops of its shape,
 // inlined), so every other read of base in mask and new (a row, a column: a gather or slice,
@@ -67,10 +76,7 @@ void masked_update_reads(const ir::Graph& graph, const std::set<ValueId>& derive
       pending.insert(pending.end(), node.inputs.begin(), node.inputs.end());
       continue;
     }
-    while ((graph.node(value).op == Op::broadcast || graph.node(value).op == Op::reshape) &&
-           derived.count(graph.node(value).inputs[0]))
-      value = graph.node(value).inputs[0];
-    first.push_back(value);
+    first.push_back(unspread(graph, derived, value));
   }
 }
 
@@ -125,10 +131,7 @@ void scatter_value_reads(const ir::Graph& graph, const std::set<ValueId>& derive
       pending.insert(pending.end(), read.inputs.begin(), read.inputs.end());
       continue;
     }
-    while ((graph.node(value).op == Op::broadcast || graph.node(value).op == Op::reshape) &&
-           derived.count(graph.node(value).inputs[0]))
-      value = graph.node(value).inputs[0];
-    first.push_back(value);
+    first.push_back(unspread(graph, derived, value));
   }
 }
 
