@@ -31,6 +31,21 @@ namespace kiln::python {
 
 namespace nb = nanobind;
 
+// A value made once from Python and kept for the process's life (a type looked up in a module,
+// a table of NumPy's error functions), held in `slot`, a constant-initialized static. Not a C++
+// function-local static with an initializer: its guard blocks a second thread with the GIL
+// held while the first, importing a module (array, on the first call of four threads at once),
+// gives the GIL up mid-way and waits for it back: a deadlock. Under the GIL a racing thread may
+// make the value too; the first one stored is kept.
+template <class T, class Make>
+T* made_once(T*& slot, Make make) {
+  if (slot == nullptr) {
+    T* made = make();
+    if (slot == nullptr) slot = made;
+  }
+  return slot;
+}
+
 // The module's state, in one place: NumPy type numbers to kiln dtypes, and the sentinels the
 // driver compares with `is`.
 // NumPy's built-in type numbers are below this (24 in NumPy 1.x and 2.x).

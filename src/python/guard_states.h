@@ -44,14 +44,16 @@ inline nb::object slot_attributes(PyObject* object) {
 // __slots__ attributes (a dataclass(slots=True) of settings) when it has any; null for
 // anything else.
 inline bool is_c_function(PyObject* object) {
-  static PyObject* const ufunc_type = [] {
+  static PyObject* ufunc_slot = nullptr;
+  static PyObject* dispatcher_slot = nullptr;
+  PyObject* const ufunc_type = made_once(ufunc_slot, [] {
     PyObject* numpy = PyImport_ImportModule("numpy");
     PyObject* type = numpy ? PyObject_GetAttrString(numpy, "ufunc") : nullptr;
     Py_XDECREF(numpy);
     if (type == nullptr) PyErr_Clear();
     return type;  // kept for the process's life
-  }();
-  static PyObject* const dispatcher_type = [] {
+  });
+  PyObject* const dispatcher_type = made_once(dispatcher_slot, [] {
     PyObject* numpy = PyImport_ImportModule("numpy");
     PyObject* sum = numpy ? PyObject_GetAttrString(numpy, "sum") : nullptr;
     PyObject* type = sum ? Py_NewRef(reinterpret_cast<PyObject*>(Py_TYPE(sum))) : nullptr;
@@ -59,7 +61,7 @@ inline bool is_c_function(PyObject* object) {
     Py_XDECREF(numpy);
     if (type == nullptr) PyErr_Clear();
     return type;
-  }();
+  });
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(object));
   return PyCFunction_Check(object) || (type == ufunc_type && type != nullptr) ||
          (type == dispatcher_type && type != nullptr && !PyFunction_Check(object));
@@ -173,10 +175,14 @@ inline bool is_subclass_state(PyObject* value) {
 // subclass state: their class and a plain list): collections.deque and array.array.
 inline bool is_other_mutable_sequence(PyObject* value) {
   // (held for the process's life: types are never freed while their modules are imported)
-  static PyObject* const deque =
-      nb::object(nb::module_::import_("collections").attr("deque")).release().ptr();
-  static PyObject* const array =
-      nb::object(nb::module_::import_("array").attr("array")).release().ptr();
+  static PyObject* deque_slot = nullptr;
+  static PyObject* array_slot = nullptr;
+  PyObject* const deque = made_once(deque_slot, [] {
+    return nb::object(nb::module_::import_("collections").attr("deque")).release().ptr();
+  });
+  PyObject* const array = made_once(array_slot, [] {
+    return nb::object(nb::module_::import_("array").attr("array")).release().ptr();
+  });
   return PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(deque)) ||
          PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(array));
 }

@@ -23,7 +23,8 @@ struct ErrorState {
 };
 
 ErrorState& error_state() {
-  static ErrorState* state = [] {
+  static ErrorState* slot = nullptr;
+  ErrorState* state = made_once(slot, [] {
     auto* made = new ErrorState();  // never destroyed: outlives interpreter exit
     made->warnings_namespace =
         nb::borrow<nb::dict>(PyModule_GetDict(nb::module_::import_("warnings").ptr()));
@@ -39,7 +40,7 @@ ErrorState& error_state() {
     }
     made->geterrobj = nb::module_::import_("numpy.core.umath").attr("geterrobj");
     return made;
-  }();
+  });
   return *state;
 }
 

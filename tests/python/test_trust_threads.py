@@ -224,6 +224,32 @@ def test_daemon_threads_running_kernels_while_the_interpreter_exits(tmp_path):
         """, timeout=120, env=env)
 
 
+def test_the_first_calls_of_four_threads_at_once_all_finish(tmp_path):
+    """Four threads' first calls at once: the guard's type checks look their types up on first
+    use (array.array: `array` is not imported yet). Held in C++ function-local statics, the
+    first thread imported `array` inside the static's initializer, giving up the GIL mid-way;
+    the second waited on the static's guard holding the GIL: a deadlock in 4 of 6 runs
+    (src/python/common.h: made_once). Each run's threads finish their calls and are joined."""
+    for k in range(4):
+        out = run_probe("""
+            import threading, numpy as np, kiln
+            total = kiln.compile(lambda x: np.sin(x).sum() + x)
+            big = np.ones(3_000_000)
+            results = []
+            def call():
+                for _ in range(3):
+                    results.append(float(total(big)[0]))
+            threads = [threading.Thread(target=call) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            agree = len(results) == 12 and np.allclose(results, np.sin(1.0) * 3_000_000 + 1, rtol=1e-9)
+            print("finished", sum(not thread.is_alive() for thread in threads), agree)
+        """, timeout=120, env=dict(os.environ, KILN_CACHE_DIR=str(tmp_path / str(k))))
+        assert "finished 4 True" in out, out
+
+
 def test_a_fork_while_another_thread_runs_a_kernel_gives_a_working_child():
     """A fork taken while another thread ran the same compiled function (without the GIL) left
     the child its executable's run mutex locked for good: the child's call waited forever. The
