@@ -213,6 +213,34 @@ TEST(CudaDriver, CompileLoadLaunchCopyBack) {
   cuda::synchronize(nullptr);
 }
 
+// A loop's induction variable: both 32-bit words land, in stream order, queued directly and in a
+// captured graph (a reduce-overhead replay of a host loop).
+TEST(CudaDriver, WriteInt64OnTheStreamAndInAGraph) {
+  if (!cuda::available()) {
+    expect_unsupported([] { cuda::write_int64(nullptr, 1, nullptr); });
+    return;
+  }
+  std::shared_ptr<void> slot = cuda::allocate(sizeof(int64_t));
+  auto read = [&] {
+    int64_t value = 0;
+    cuda::copy_to_host(&value, slot.get(), sizeof value, nullptr);
+    return value;
+  };
+  constexpr int64_t kWords = -0x123456789abcdefLL;  // both words differ, the high one negative
+  cuda::memset_zero(slot.get(), sizeof(int64_t), nullptr);
+  cuda::write_int64(slot.get(), kWords, nullptr);
+  EXPECT_EQ(read(), kWords);
+  cuda::write_int64(slot.get(), 7, nullptr);
+  cuda::write_int64(slot.get(), int64_t{1} << 40, nullptr);  // the later write wins
+  EXPECT_EQ(read(), int64_t{1} << 40);
+  std::shared_ptr<cuda::Graph> graph = cuda::Graph::capture(
+      [&](void* stream) { cuda::write_int64(slot.get(), 123456789012345LL, stream); });
+  cuda::memset_zero(slot.get(), sizeof(int64_t), nullptr);
+  EXPECT_EQ(read(), 0);
+  graph->launch(nullptr);
+  EXPECT_EQ(read(), 123456789012345LL);
+}
+
 TEST(CudaDriver, AllocatorReusesFreedBlocks) {
   if (!cuda::available()) {
     expect_unsupported([] { cuda::allocate(1 << 20); });

@@ -30,10 +30,12 @@ constexpr int kAttributeMultiprocessors = 16;         // MULTIPROCESSOR_COUNT
 constexpr int kAttributeCapabilityMajor = 75;         // COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttributeCapabilityMinor = 76;         // COMPUTE_CAPABILITY_MINOR
 constexpr int kAttributeMaxSharedPerBlockOptin = 97;  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+constexpr int kAttribute64BitStreamMemOps = 122;     // CAN_USE_64_BIT_STREAM_MEM_OPS
 constexpr int kFunctionMaxDynamicShared = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr int kPointerMemoryType = 2;         // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 constexpr unsigned kMemoryTypeDevice = 2;     // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kEventDefault = 0;         // CU_EVENT_DEFAULT
+constexpr unsigned kStreamWriteValueDefault = 0;  // CU_STREAM_WRITE_VALUE_DEFAULT
 constexpr unsigned kStreamNonBlocking = 1;    // CU_STREAM_NON_BLOCKING
 constexpr unsigned kEventDisableTiming = 2;   // CU_EVENT_DISABLE_TIMING
 constexpr int kCaptureModeRelaxed = 2;        // CU_STREAM_CAPTURE_MODE_RELAXED
@@ -77,6 +79,9 @@ struct DriverApi {
   CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned int value, size_t count,
                                CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);
+  // Optional (null where the driver or the device lacks 64-bit stream memory operations).
+  CUresult (*cuStreamWriteValue64)(CUstream stream, CUdeviceptr address, uint64_t value,
+                                   unsigned flags);  // cuStreamWriteValue64_v2
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent event);  // cuEventDestroy_v2
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);

@@ -124,8 +124,9 @@ void copy_to_host_async(void* host_dst, const void* device_src, int64_t bytes, v
 void copy_device_to_device(void* device_dst, const void* device_src, int64_t bytes,
                            void* stream);
 void memset_zero(void* device_dst, int64_t bytes, void* stream);
-// An int64 written on `stream` from no host memory (two 32-bit memsets): queued, never waited
-// for, and a CUDA graph captures it (a loop's induction variable each iteration; a copy from
+// An int64 written on `stream` from no host memory (cuStreamWriteValue64, or two 32-bit memsets
+// where the device lacks 64-bit stream memory operations): queued, never waited for, and a CUDA
+// graph captures it (a loop's induction variable each iteration; a copy from
 // the host's stack cost a pageable transfer an iteration).
 void write_int64(void* device_dst, int64_t value, void* stream);
 void synchronize(void* stream);  // cuStreamSynchronize
