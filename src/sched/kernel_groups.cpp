@@ -75,10 +75,10 @@ int32_t earlier_group(const Grouping& in, const std::vector<KernelGroup>& groups
   // The last group refused root already, or is not a group (an extern call).
   for (size_t back = 1; back <= kMostGroupsBack && back <= groups.size(); ++back) {
     const size_t k = groups.size() - back;
-    if (back == 1 && !groups[k].alone) continue;
+    if (back == 1 && !groups[k].alone && !groups[k].closed) continue;
     if (static_cast<int64_t>(k) < ready) break;
     const KernelGroup& group = groups[k];
-    if (group.alone ||
+    if (group.alone || group.closed ||
         ir::without_unit_dims(in.graph.node(group.roots.front().node).shape) != elements)
       continue;
     if (fusion_refusal(in.graph, in.buffer_of, group.nodes, group.roots.front().node, root.node,
@@ -86,6 +86,22 @@ int32_t earlier_group(const Grouping& in, const std::vector<KernelGroup>& groups
       return static_cast<int32_t>(k);
   }
   return -1;
+}
+
+// Whether `root` is a scatter of one element into its base's buffer (sched/in_place.h) that may
+// end `open`, a group whose roots have one element too: a triangular solve's x[i] = (b[i] -
+// L[i] @ x) / L[i, i] stores its element in the kernel of the dot product it divides, not a
+// kernel of its own an iteration. With one element there is one iteration: the group's values,
+// its reductions' reads of the base among them, all come before the kernel's stores (a
+// reduction's store waits for every thread's part), so the scatter overwrites the base after
+// they read it. The group then takes no more roots (KernelGroup::closed).
+bool one_element_scatter(const Grouping& in, const KernelGroup& open, const Root& root) {
+  const Node& node = in.graph.node(root.node);
+  if (root.copy || node.op != ir::Op::scatter || in.base_of[static_cast<size_t>(root.node)] < 0)
+    return false;
+  auto one_element = [](const ir::Shape& shape) { return ir::without_unit_dims(shape).empty(); };
+  return one_element(in.graph.node(node.inputs[2]).shape) &&
+         one_element(in.graph.node(open.roots.front().node).shape);
 }
 
 // The C++ compiler's time grows faster than a function's size: a Python loop of thousands of
@@ -135,8 +151,15 @@ std::vector<KernelGroup> group_roots(const ir::Graph& graph, const std::vector<i
     // scans are steps of their own.
     const bool alone = in_base || (!root.copy && (is_extern || node.op == ir::Op::scatter ||
                                                   node.op == ir::Op::loop || ir::is_scan(node.op)));
-    KernelGroup* open = groups.empty() || groups.back().alone ? nullptr : &groups.back();
+    KernelGroup* open =
+        groups.empty() || groups.back().alone || groups.back().closed ? nullptr : &groups.back();
     const int64_t ops = root.copy ? 1 : inlined_ops(in, root.node);
+    if (open && one_element_scatter(in, *open, root) && open->ops + ops <= kMostKernelOps) {
+      open->add(root, ops);
+      open->closed = true;
+      group_of[static_cast<size_t>(root.node)] = static_cast<int32_t>(groups.size() - 1);
+      continue;
+    }
     std::string refusal =
         open ? fusion_refusal(graph, buffer_of, open->nodes, open->roots.front().node,
                               root.node, root.copy)

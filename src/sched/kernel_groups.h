@@ -25,6 +25,9 @@ struct KernelGroup {
   std::vector<Root> roots;
   std::set<ir::ValueId> nodes;
   bool alone = false;
+  // Ends with a one-element scatter (one_element_scatter in kernel_groups.cpp): no root joins
+  // after it, since the kernel's values are all computed before its stores.
+  bool closed = false;
   int64_t ops = 0;  // the graph nodes its roots inline (a bound on its source: kernel_groups.cpp)
   void add(const Root& root, int64_t root_ops) {
     roots.push_back(root);

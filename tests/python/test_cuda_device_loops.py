@@ -144,12 +144,14 @@ def test_loops_with_a_blocks_work_keep_their_barriers(cuda_sources):
     assert "if (threadIdx.x != 0) return;" not in loop and "__syncthreads();" in loop
 
 
-def test_a_row_solve_waits_at_two_barriers_an_iteration(cuda_sources):
-    """Forward substitution's iteration: the block's dot product of a row, then the first thread
-    stores the solution. Only that thread reads the sum, so the sum is not broadcast (one
-    barrier in the reduction, not three), and no barrier stands between the dot product and the
-    store that the same thread alone runs; the barrier after the store remains (the next row
-    reads the solution)."""
+def test_a_row_solve_is_one_call_and_one_barrier_an_iteration(cuda_sources):
+    """Forward substitution's iteration: the block's dot product of a row and the first thread's
+    store of the solution are one kernel (sched/kernel_groups.cpp: a scatter of one element ends
+    the group of the one-element reduction it reads), one call an iteration, and the barrier
+    after it remains (the next row reads the solution). Only the first thread reads the sum, so
+    the sum is not broadcast (one barrier in the reduction, none after it), and the store's
+    loads of what the kernel never writes (the index, b[i], L[i, i]) are issued before the
+    reduction, their latency passing during it."""
     rng = np.random.default_rng(3)
     lower, b = np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000)
     compiled = kiln.compile(loop_programs.forward_substitution, device="cuda" if GPU else "cpu")
@@ -161,10 +163,12 @@ def test_a_row_solve_waits_at_two_barriers_an_iteration(cuda_sources):
     # each call: its function's text, whether a barrier follows it
     calls = [(function_text(source, line), lines[k + 1] == "__syncthreads();")
              for k, line in enumerate(lines) if "(kiln_arg_table<" in line]
-    assert [barrier for _, barrier in calls] == [False, True], loop
-    dot, store = calls[0][0], calls[1][0]
-    assert dot.count("kiln_team_barrier(") == 1 and "_warps[0] =" not in dot, dot
-    assert "kiln_flat < 1)" in store, store  # one element: the first thread's alone
+    assert [barrier for _, barrier in calls] == [True], loop
+    function = calls[0][0]
+    assert function.count("kiln_team_barrier(") == 1 and "_warps[0] =" not in function, function
+    before, after = function.split("acc0 = kiln_identity_sum", 1)
+    assert len(re.findall(r"= a\d+\[", before)) == 3, function
+    assert after.count("if (threadIdx.x == 0) {") == 1, function  # both stores, in order
 
 
 def function_text(source, call):

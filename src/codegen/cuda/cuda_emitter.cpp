@@ -385,12 +385,22 @@ void CudaKernelEmitter::cooperative(const std::vector<Stmt>& body) {
         // came after every thread's loads: where it stores nothing, no barrier is owed.
         if (!stores_memory(s)) continue;
         break;
-      default:
+      default: {
+        // It and the stores after it run on the first thread, in order: it sees its own
+        // stores, and no barrier is owed between them (a reduction's result stored, then
+        // the element it divides: forward substitution's x[i]).
+        size_t last = k;
+        while (s.kind == StmtKind::Store && last + 1 < body.size() &&
+               body[last + 1].kind == StmtKind::Store)
+          ++last;
         line("if (" + member() + " == 0) {");
         open_block();
-        statements({s});
+        statements(std::vector<Stmt>(body.begin() + static_cast<long>(k),
+                                     body.begin() + static_cast<long>(last) + 1));
         close_block();
+        k = last;
         break;
+      }
     }
     if (k + 1 < body.size()) line(barrier());
   }

@@ -136,9 +136,20 @@ void CudaKernelEmitter::prefetch_epilogue_loads(const std::vector<Stmt>& body, s
     }
     for (ExprId operand : e.operands) collect(operand);
   };
-  for (size_t k = from; k < body.size() && body[k].kind == StmtKind::Store; ++k) {
-    collect(body[k].index);
-    collect(body[k].value);
+  // Its stores, also those of one-element loops (a pointwise nest over a (1, 1) result).
+  std::function<bool(const Stmt&)> collect_stores = [&](const Stmt& s) {
+    if (s.kind == StmtKind::Store) {
+      collect(s.index);
+      collect(s.value);
+      return true;
+    }
+    if (s.kind != StmtKind::Loop || s.loop.extent != 1 || s.loop.begin >= 0 || s.loop.end >= 0)
+      return false;
+    for (const Stmt& t : s.body)
+      if (!collect_stores(t)) return false;
+    return true;
+  };
+  for (size_t k = from; k < body.size() && collect_stores(body[k]); ++k) {
   }
   for (ExprId id : loads) value(id);
 }
