@@ -7,13 +7,7 @@ import numpy as np
 import pytest
 
 import kiln
-
-
-def forward_substitution(lower, b):
-    x = np.zeros_like(b)
-    for i in range(b.shape[0]):
-        x[i] = (b[i] - lower[i] @ x) / lower[i, i]
-    return x
+from kiln.bench.loop_programs import forward_substitution
 
 
 def reads_the_element_it_overwrites(x):
