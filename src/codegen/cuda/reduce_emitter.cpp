@@ -149,8 +149,8 @@ void CudaKernelEmitter::prefetch_epilogue_loads(const std::vector<Stmt>& body, s
       if (!collect_stores(t)) return false;
     return true;
   };
-  for (size_t k = from; k < body.size() && collect_stores(body[k]); ++k) {
-  }
+  for (size_t k = from; k < body.size(); ++k)
+    if (!collect_stores(body[k])) break;
   for (ExprId id : loads) value(id);
 }
 

@@ -150,7 +150,6 @@ std::string query_device(DriverState& state, int count) {
   info.max_threads_per_block = attribute(kAttributeMaxThreadsPerBlock, "MAX_THREADS_PER_BLOCK");
   info.warp_size = attribute(kAttributeWarpSize, "WARP_SIZE");
   if (!failure.empty()) return failure;
-
   size_t total = 0;
   result = api.cuDeviceTotalMem(&total, state.device);
   if (result != kSuccess) return "cuDeviceTotalMem failed: " + describe_with(api, result);
