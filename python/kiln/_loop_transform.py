@@ -227,6 +227,20 @@ def _appends_rewritten(statements, local_names, in_place):
     return rewritten
 
 
+def _appended_in_loops(statements, local_names):
+    """The local lists that loops nested in `statements` append to: each loop's rewrite
+    rebinds them (`items = HELPER.appended(items, value)`, _appends_rewritten) inside its body
+    function, where a branch around the loop does not see the binding, so the branch names them
+    itself and merges what its sides leave in them (before, an append in a loop under an `if`
+    was kept where the test skipped the loop: a captured loop's list got every iteration's
+    rows)."""
+    loops = [node for node in _walk_scope(statements) if isinstance(node, (ast.For, ast.While))]
+    return sorted({node.func.value.id for node in _walk_scope([s for l in loops for s in l.body])
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                   and node.func.attr == "append" and isinstance(node.func.value, ast.Name)
+                   and node.func.value.id in local_names})
+
+
 def _index_copied(loop, number):
     """`for i in range(n): ...; break`, i read after the loop: `for __kiln_index_k in
     range(n): i = __kiln_index_k; ...`. The body binds i, so the loop carries it: after a
@@ -482,7 +496,8 @@ class _Rewriter:
         node = copy.copy(node)
         node.body = _as_effects(node.body)
         node.orelse = _as_effects(node.orelse)
-        assigned = self.assigned(node.body + node.orelse)
+        assigned = sorted(set(self.assigned(node.body + node.orelse)) |
+                          set(_appended_in_loops(node.body + node.orelse, self.local_names)))
         touched = sorted(set(assigned) | set(_read_names(node.body + node.orelse)))
         self.nonlocal_names.update(assigned)
         self.captured.append(self.location(node))

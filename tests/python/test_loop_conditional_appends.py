@@ -217,3 +217,80 @@ def test_fullgraph_names_the_lists_length():
     compiled = kiln.compile(after_items_from_before, fullgraph=True)
     with pytest.raises(kiln.GraphBreak, match="length of a list a loop appends to"):
         compiled(np.linspace(0.2, 1.4, 3), 9)
+
+
+def breaks_then_appends_in_a_loop(x):
+    acc, vals = 0.0, []
+    for i in range(8):
+        if acc > 1.458:
+            break
+        for j in range(3):
+            vals.append(x[i] + j)
+            acc = acc + 0.3
+    return acc, vals
+
+
+def appends_in_a_loop_under_an_if(x):
+    vals = [1.0]
+    for i in range(6):
+        if x[i] > 3.0:
+            for j in range(2):
+                vals.append(x[j] * i)
+    return vals
+
+
+def appends_in_loops_on_both_sides(x):
+    vals = []
+    for i in range(8):
+        if x[i] > 3.0:
+            for j in range(2):
+                vals.append(x[i] + j)
+        else:
+            for j in range(3):
+                vals.append(-x[i])
+    return vals
+
+
+def while_appends_in_a_loop_after_a_break(x, k):
+    acc, vals, i = 0.0, [], 0
+    while i < 8 and acc < 7.0:
+        if acc > 1.458:
+            break
+        for j in range(3):
+            if acc > 0.719:
+                vals.append(k[(i + 1) % 8] * 0.5)
+            acc = acc * 0.5 + np.sin(x[7 - i])
+        i += 1
+    return acc, sum(vals), len(vals)
+
+
+@pytest.mark.parametrize("function", [breaks_then_appends_in_a_loop, appends_in_a_loop_under_an_if,
+                                      appends_in_loops_on_both_sides],
+                         ids=lambda f: f.__name__)
+def test_appends_in_a_loop_under_a_traced_condition_count_where_it_ran(function):
+    """A loop nested in the side of a branch on a traced value (an `if`, or what follows a
+    break's test) appends only where the side is taken: the branch merges the list like the
+    names it binds (kiln._loop_transform._appended_in_loops). The list got every iteration's
+    rows before, the side taken or not."""
+    compiled = kiln.compile(function)
+    for seed in range(3):
+        x = np.random.default_rng(seed).uniform(0, 6, 8)
+        np.testing.assert_allclose(_flat(compiled(x.copy())), _flat(function(x)), rtol=1e-12)
+
+
+def test_a_while_loop_appending_in_a_nested_loop_after_a_break():
+    """The nested-loop fuzzer's program (seed 86, number 60) reduced: the list's length and sum
+    after the loop are NumPy's (CaptureFailed escaped to the caller, or the sum was off)."""
+    compiled = kiln.compile(while_appends_in_a_loop_after_a_break)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        x, k = rng.standard_normal(8), rng.integers(-3, 4, 8)
+        np.testing.assert_allclose(compiled(x, k), while_appends_in_a_loop_after_a_break(x, k),
+                                   rtol=1e-12)
+
+
+def _flat(result):
+    """The numbers of a result of floats, arrays and lists of them, in order."""
+    if isinstance(result, (tuple, list)):
+        return [v for item in result for v in _flat(item)] + [len(result)]
+    return [float(result)]
