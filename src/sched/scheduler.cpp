@@ -20,6 +20,7 @@
 #include "sched/loop_nest.h"
 #include "sched/lowering.h"
 #include "sched/materialize.h"
+#include "sched/scatter_stores.h"
 
 namespace kiln::sched {
 namespace {
@@ -68,8 +69,6 @@ class ProgramBuilder {
   void build_pointwise_kernel(const std::vector<Root>& group);
   void build_scan_kernel(const Root& root);
   void build_scatter_kernel(const Root& root);
-  Stmt scatter_store(KernelBuilder& builder, Lowering& lowering, const Root& root,
-                     const std::vector<ExprId>& index);
   void build_loop(const Root& root);
   int32_t reusable_output(ValueId init, ValueId result) const;
   // Top-level statements from `ordered_from` on must run in order (Kernel::ordered_from).
@@ -316,8 +315,8 @@ void ProgramBuilder::build_pointwise_kernel(const std::vector<Root>& group) {
         const Node& node = graph_.node(root.node);
         if (!root.copy && node.op == ir::Op::scatter) {  // a group's last: its one element
           const ir::Shape& values_shape = graph_.node(node.inputs[2]).shape;
-          stores.push_back(scatter_store(
-              builder, lowering, root, index_in_shape(builder, front.shape, index, values_shape)));
+          stores.push_back(scatter_store(graph_, root.node, root.buffer, builder, lowering,
+                                         index_in_shape(builder, front.shape, index, values_shape)));
           continue;
         }
         const std::vector<ExprId> root_index =
@@ -370,28 +369,6 @@ void ProgramBuilder::build_scan_kernel(const Root& root) {
   finish_kernel(kernel, lowering);
 }
 
-// The store of a scatter's element at `index` of its values: to the position its index names
-// along the axis (negative ones from the end, clamped into the buffer).
-Stmt ProgramBuilder::scatter_store(KernelBuilder& builder, Lowering& lowering, const Root& root,
-                                   const std::vector<ExprId>& index) {
-  const Node& node = graph_.node(root.node);
-  const size_t axis = static_cast<size_t>(node.attrs.axis);
-  const int64_t size = node.shape[axis].constant();
-  ExprId i = builder.cast(lowering.value(node.inputs[1], {index[axis]}), DType::Int64);
-  ExprId wrapped = builder.select(builder.less(i, builder.index_constant(0)),
-                                  builder.add(i, builder.index_constant(size)), i);
-  std::vector<ExprId> target = index;
-  target[axis] = builder.minimum(builder.maximum(wrapped, builder.index_constant(0)),
-                                 builder.index_constant(size - 1));
-  Stmt store;
-  store.kind = StmtKind::Store;
-  store.accumulate = node.attrs.scatter_mode == ir::ScatterMode::Add;
-  store.buffer = root.buffer;
-  store.index = lowering.offset(root.buffer, target);
-  store.value = lowering.value(node.inputs[2], index);
-  return store;
-}
-
 void ProgramBuilder::build_scatter_kernel(const Root& root) {
   const Node& node = graph_.node(root.node);
   const std::vector<int64_t> values_shape = ir::to_ints(graph_.node(node.inputs[2]).shape);
@@ -437,7 +414,7 @@ void ProgramBuilder::build_scatter_kernel(const Root& root) {
     }
     Stmt scatter = split_nest(builder, lowering, values_shape, splits, dimension_loops,
                               [&](std::vector<Stmt>& body, std::vector<ExprId> index) {
-      body.push_back(scatter_store(builder, lowering, root, index));
+      body.push_back(scatter_store(graph_, root.node, root.buffer, builder, lowering, index));
     });
     size_t ordered_from = kernel.body.size();
     for (Stmt& s : scatter.body) kernel.body.push_back(std::move(s));
