@@ -200,17 +200,24 @@ def _as_appended(statement, local_names, in_place):
     aliased: whether the value may be an array changed in place later (aliased_append), a
     bool or the calls of global functions whose code decides it when the loop runs."""
     call = statement.value if isinstance(statement, ast.Expr) else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
-            and call.func.value.id in local_names and len(call.args) == 1
-            and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+    name = _appended_list(call, local_names)
+    if name is None:
         return statement
-    name = call.func.value.id
     helper = _helper_call("appended(None, None)", call)
     aliased = as_constant(aliased_append(call.args[0], in_place))
     helper.args = [_name(name), call.args[0], ast.copy_location(ast.Constant(aliased), call)]
     return ast.copy_location(ast.Assign(targets=[_name(name, ast.Store())], value=helper),
                              statement)
+
+
+def _appended_list(call, local_names):
+    """The local list that `call` appends one value to (`items.append(value)`), or None."""
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in local_names and len(call.args) == 1
+            and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+        return call.func.value.id
+    return None
 
 
 def _appends_rewritten(statements, local_names, in_place):
@@ -235,10 +242,8 @@ def _appended_in_loops(statements, local_names):
     was kept where the test skipped the loop: a captured loop's list got every iteration's
     rows)."""
     loops = [node for node in _walk_scope(statements) if isinstance(node, (ast.For, ast.While))]
-    return sorted({node.func.value.id for node in _walk_scope([s for l in loops for s in l.body])
-                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                   and node.func.attr == "append" and isinstance(node.func.value, ast.Name)
-                   and node.func.value.id in local_names})
+    calls = _walk_scope([statement for loop in loops for statement in loop.body])
+    return sorted({_appended_list(call, local_names) for call in calls} - {None})
 
 
 def _index_copied(loop, number):
