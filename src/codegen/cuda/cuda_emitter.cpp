@@ -326,15 +326,13 @@ bool stores_memory(const Stmt& s) {
   return std::any_of(s.body.begin(), s.body.end(), stores_memory);
 }
 
-// Whether a block's statement is one element's work, which its first thread does: a store, or
-// a plain loop of one iteration around such statements (a 0-d result stored as shape (1,)).
+}  // namespace
+
 bool one_element(const Stmt& s) {
   if (s.kind == StmtKind::Store) return true;
   return s.kind == StmtKind::Loop && s.loop.extent == 1 && s.loop.begin < 0 && s.loop.end < 0 &&
          std::all_of(s.body.begin(), s.body.end(), one_element);
 }
-
-}  // namespace
 
 // The statements run by the whole team (block or warp): loops shared among its threads,
 // reductions combined across them, single stores and scans by its first thread; a barrier

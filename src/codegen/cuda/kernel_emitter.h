@@ -272,6 +272,10 @@ std::string sort_device_code();
 std::string vector_type(DType dtype);
 inline constexpr const char* kLaneFields[] = {"x", "y", "z", "w"};
 
+// Whether a block's statement is one element's work, which its first thread does: a store, or
+// a plain loop of one iteration around such statements (a 0-d result stored as shape (1,)).
+bool one_element(const Stmt& s);
+
 class CudaKernelEmitter : public CLikePrinter {
  public:
   CudaKernelEmitter(const Program& program, const Kernel& kernel, const Options& options,

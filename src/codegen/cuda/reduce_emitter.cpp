@@ -137,20 +137,14 @@ void CudaKernelEmitter::prefetch_epilogue_loads(const std::vector<Stmt>& body, s
     for (ExprId operand : e.operands) collect(operand);
   };
   // Its stores, also those of one-element loops (a pointwise nest over a (1, 1) result).
-  std::function<bool(const Stmt&)> collect_stores = [&](const Stmt& s) {
+  std::function<void(const Stmt&)> collect_stores = [&](const Stmt& s) {
     if (s.kind == StmtKind::Store) {
       collect(s.index);
       collect(s.value);
-      return true;
     }
-    if (s.kind != StmtKind::Loop || s.loop.extent != 1 || s.loop.begin >= 0 || s.loop.end >= 0)
-      return false;
-    for (const Stmt& t : s.body)
-      if (!collect_stores(t)) return false;
-    return true;
+    for (const Stmt& t : s.body) collect_stores(t);
   };
-  for (size_t k = from; k < body.size(); ++k)
-    if (!collect_stores(body[k])) break;
+  for (size_t k = from; k < body.size() && one_element(body[k]); ++k) collect_stores(body[k]);
   for (ExprId id : loads) value(id);
 }
 
