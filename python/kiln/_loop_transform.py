@@ -510,7 +510,13 @@ class _Rewriter:
         self.anchor = node
         definitions = self.body_function(f"__kiln_then_{n}", [], assigned, then)
         definitions += self.body_function(f"__kiln_else_{n}", [], assigned, otherwise)
-        definitions += self.accessors(n, touched, assigned)
+        # and, where a side has a loop, the names the sides only read: the loop's setter may
+        # rebind them for its trace (read_locals), which the side's end must undo (it left a
+        # value of the side's body bound there, read after the branch)
+        loops = any(isinstance(part, (ast.For, ast.While))
+                    for statement in node.body + node.orelse for part in ast.walk(statement))
+        definitions += self.accessors(n, touched, assigned + (
+            self.read_locals(touched, assigned) if loops else []))
         live = self.live(assigned, node.body + node.orelse)
         # the names whose arrays the function may write in place (kiln._loop_aliases)
         written = tuple(name for name in assigned if self.in_place.name_changes(name) is not False)
@@ -527,9 +533,9 @@ class _Rewriter:
                                                                             self.rebinds)))
 
     def read_locals(self, touched, assigned):
-        """The function's own names a loop body reads and does not assign: its setter may
-        rebind them for the body's trace (a NumPy array the function made, read as a graph
-        value: kiln._loop_numpy_arrays), and back."""
+        """The function's own names a loop body (or a branch's side) reads and does not
+        assign: a loop's setter may rebind them for the body's trace (a NumPy array the function
+        made, read as a graph value: kiln._loop_numpy_arrays), and back."""
         return [name for name in touched if name in self.local_names and name not in assigned]
 
     def body_function(self, name, parameters, assigned, body):

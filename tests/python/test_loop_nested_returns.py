@@ -104,6 +104,23 @@ def dict_result(M, t):
     return {"row": -1, "column": -1, "value": 0.0}
 
 
+def halved_until_found(x, k):
+    # the branch makes `acc` NumPy's float64 and may return; the loop in the side of the next
+    # branch (the return's flag) only reads it, and its setter rebound it for its trace: the
+    # side's end left the side's value bound, a value of a closed body that reached the graph
+    # ("a value computed inside a loop body is used outside the loop", an internal error)
+    acc = 0.0
+    for i in range(len(k)):
+        if k[i] > 0:
+            acc = acc * 0.5 + np.float64(0.8)
+            if acc > 1.5:
+                return acc
+        for j in range(3):
+            if x[j] < 0.0:
+                return acc
+    return acc + 1.0
+
+
 CASES = [
     (first_above, lambda M: [(M, 0.95), (M, 2.0), (M, -1.0), (M[:0], 0.5)]),
     (first_negative_prefix, lambda M: [(M,), (M - 0.3,), (M - 0.9,), (M[:, :0],)]),
@@ -112,6 +129,9 @@ CASES = [
     (skipping_rows, lambda M: [(M - 0.5, 0.45), (M - 0.5, 0.6), (0.5 - M, 0.45)]),
     (inner_else, lambda M: [(M, 0.999), (M, 2.0), (M, 0.0)]),
     (while_inside_for, lambda M: [(M[0], 0.5), (M[0] + 1.0, 0.5), (M[0], 100.0)]),
+    (halved_until_found, lambda M: [(M[0], np.where(M[1] > 0.3, 1, -1)),
+                                    (M[0] - 0.5, np.where(M[1] > 0.3, 1, -1)),
+                                    (M[0], -np.ones(16, np.int64))]),
 ]
 
 
