@@ -514,7 +514,7 @@ class _Rewriter:
         # rebind them for its trace (read_locals), which the side's end must undo (it left a
         # value of the side's body bound there, read after the branch)
         loops = any(isinstance(part, (ast.For, ast.While))
-                    for statement in node.body + node.orelse for part in ast.walk(statement))
+                    for part in _walk_scope(node.body + node.orelse))
         definitions += self.accessors(n, touched, assigned + (
             self.read_locals(touched, assigned) if loops else []))
         live = self.live(assigned, node.body + node.orelse)
